@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+#   make              build rroce.ko against KDIR (default: the cached test kernel)
+#   make test         set up, build, and run the whole selftest suite in VMs
+#   make test-debug   the same on the debug kernel (KASAN, lockdep, kmemleak, ...)
+#   make demo         set up, build, boot two VMs and show RDMA traffic between them
+#   make setup        install what is missing (Debian packages, bindgen)
+#   make kernel       build the test kernel, or reuse the cached one
+#   make clean
+#
+# KDIR=/path/to/kernel/build builds against another kernel with CONFIG_RUST=y;
+# RUSTC and BINDGEN must then be the ones that kernel was built with.
+
+SHELL := /bin/bash
+RROCE_KCONFIG ?= test
+export RROCE_KCONFIG
+RUSTC ?= /usr/bin/rustc
+RUSTDOC ?= /usr/bin/rustdoc
+BINDGEN ?= $(shell . scripts/env.sh && echo $$BINDGEN)
+export RUSTC RUSTDOC BINDGEN
+
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell scripts/kernel.sh dir 2>/dev/null)
+KDIR_ORIGIN := default
+else
+KDIR_ORIGIN := given
+endif
+export KDIR
+
+SELFTESTS := tools/testing/selftests/rroce
+
+.PHONY: modules setup kernel test test-debug demo clean
+modules:
+	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
+	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
+		BINDGEN="$(BINDGEN)" modules
+
+setup:
+	@scripts/setup.sh
+
+kernel: setup
+	@scripts/kernel.sh build
+
+# Each step is a fresh make, so that KDIR is worked out after the kernel exists.
+test:
+	@$(MAKE) --no-print-directory kernel
+	@$(MAKE) --no-print-directory modules
+	@$(SELFTESTS)/run_tests.sh
+
+test-debug:
+	@$(MAKE) --no-print-directory test RROCE_KCONFIG=debug
+
+demo:
+	@$(MAKE) --no-print-directory kernel
+	@$(MAKE) --no-print-directory modules
+	@scripts/demo.sh
+
+clean:
+	@if [ -d "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M="$(CURDIR)" clean; fi
+	rm -f rust/bindings/bindings_generated.rs rust/bindings/.bindings_generated.rs.*

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of a test VM booted by scripts/vm.sh.  The root file system is the
+# host's, read-only over 9p; this makes the usual scratch directories
+# writable, mounts the repo, the output directory and the test kernel's
+# modules at their host paths, sets up the test link, runs the job, saves its
+# status and dmesg, and powers off.  The kernel passes RROCE_VM (this VM's
+# index) and RROCE_OUT (the output directory) as environment variables.
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=${TERM:-linux}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug
+for dir in /tmp /run /var/tmp /var/log /root; do
+	mount -t tmpfs -o mode=1777 tmpfs "$dir"
+done
+mount -t 9p -o trans=virtio,version=9p2000.L modules /lib/modules
+
+# The job file names the repo's host path; the repo may sit under one of the
+# directories just hidden by a tmpfs, so mount it (and the output) at the
+# host path again.
+mount_share() {
+	mkdir -p "$2" 2>/dev/null
+	mount -t 9p -o "trans=virtio,version=9p2000.L,msize=1048576,$3" "$1" "$2"
+}
+mount_share out "$RROCE_OUT" rw
+. "$RROCE_OUT/job"
+mount_share repo "$RROCE_REPO" ro
+mount_share out "$RROCE_OUT" rw
+
+hostname "vm$RROCE_VM"
+ip link set lo up
+# The test link is the NIC with our MAC; call it eth0 whatever the kernel named it.
+for nic in /sys/class/net/*; do
+	if [ "$(cat "$nic/address")" = "$RROCE_MAC" ]; then
+		name=${nic##*/}
+		[ "$name" = eth0 ] || ip link set "$name" name eth0
+	fi
+done
+ip addr add "$RROCE_IP4/24" dev eth0
+ip addr add "$RROCE_IP6/64" dev eth0 nodad
+ip link set eth0 up
+
+log="$RROCE_OUT/vm$RROCE_VM"
+cd "$RROCE_CWD" 2>/dev/null || cd "$RROCE_REPO"
+if [ -n "$RROCE_SHELL" ]; then
+	echo "rroce test VM $RROCE_VM: eth0 $RROCE_IP4 $RROCE_IP6; exit the shell to power off"
+	setsid -c bash -i </dev/ttyS0 >/dev/ttyS0 2>&1
+	status=$?
+else
+	timeout -k 5 "$RROCE_TIMEOUT" "${RROCE_CMD[@]}" >"$log.log" 2>&1 </dev/null
+	status=$?
+	[ $status = 124 ] && echo "vm-init: the command timed out after $RROCE_TIMEOUT s" >>"$log.log"
+fi
+
+# kmemleak reports an object only once it has stayed unreferenced across two
+# scans a few seconds apart.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >"$log.kmemleak"
+fi
+dmesg >"$log.dmesg"
+echo $status >"$log.status"
+sync
+echo o >/proc/sysrq-trigger
+sleep 10

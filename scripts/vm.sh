@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boots one or two VMs of the test kernel under QEMU, runs a command in each,
+# and fails if the command fails in any VM or any VM's dmesg shows a kernel
+# warning, BUG, oops, KASAN/UBSAN report, lockdep splat, leak or RCU stall.
+#
+#   scripts/vm.sh [options] -- COMMAND [ARG...]
+#   scripts/vm.sh --shell            an interactive shell in one VM
+#
+#   -n N        number of VMs, 1 or 2 (default 1)
+#   -t SECONDS  time limit for COMMAND in each VM (default 600)
+#   -o DIR      output directory (default: a new one under the cache)
+#   -q          print only the verdict, not the VMs' output
+#
+# The VMs share the host's root file system read-only, so COMMAND, rdma-core
+# and perftest are the host's; the repo and the output directory are mounted
+# at their host paths.  VM i (1 or 2) gets RROCE_VM=i and a NIC named eth0 on
+# a private link to the other VM: 192.0.2.i/24 and 2001:db8::i/64.  The
+# command runs with the host's working directory when it lies in the repo.
+# Each VM writes vmI.log (the command's output), vmI.status, vmI.dmesg and
+# vmI.console into the output directory, which both VMs see: tests use it to
+# wait for each other (tools/testing/selftests/rroce/lib.sh).
+#
+# Environment: KDIR (default: the cached test kernel), RROCE_ACCEL=kvm to use
+# KVM where it boots a stock kernel, RROCE_VM_MEM (MiB), RROCE_VM_SMP,
+# RROCE_QEMU_OPTS (extra QEMU options, e.g. "-icount shift=0,sleep=off").
+
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+. "$REPO/scripts/env.sh"
+
+die() { printf 'vm: error: %s\n' "$*" >&2; exit 2; }
+usage() { sed -n '/^#   scripts/,/^#   -q/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+vms=1 limit=600 out= quiet= shell=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-n) vms=$2; shift 2 ;;
+	-t) limit=$2; shift 2 ;;
+	-o) out=$2; shift 2 ;;
+	-q) quiet=1; shift ;;
+	--shell) shell=1; shift ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+[ "$vms" = 1 ] || [ "$vms" = 2 ] || die "-n takes 1 or 2"
+[ -n "$shell" ] && vms=1
+[ -n "$shell" ] || [ $# -gt 0 ] || usage
+
+KDIR=${KDIR:-$("$REPO/scripts/kernel.sh" dir)}
+bzimage=$KDIR/arch/x86/boot/bzImage
+modules=$KDIR/modroot/lib/modules
+[ -f "$bzimage" ] || die "no kernel at $bzimage: run 'make kernel' (or set KDIR)"
+[ -d "$modules" ] || die "no installed modules at $modules: run 'make INSTALL_MOD_PATH=$KDIR/modroot modules_install' in the kernel tree"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing: run 'make setup'"
+
+if [ -z "$out" ]; then
+	mkdir -p "$RROCE_CACHE/runs"
+	out=$(mktemp -d "$RROCE_CACHE/runs/vm.XXXXXX")
+fi
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+rm -f "$out"/vm[12].*
+
+cwd=$PWD
+case "$cwd/" in "$REPO"/*) ;; *) cwd=$REPO ;; esac
+{
+	printf 'RROCE_REPO=%q\nRROCE_CWD=%q\nRROCE_VMS=%q\nRROCE_TIMEOUT=%q\nRROCE_SHELL=%q\n' \
+		"$REPO" "$cwd" "$vms" "$limit" "$shell"
+	printf 'RROCE_CMD=('; printf ' %q' "$@"; printf ' )\n'
+	echo 'RROCE_MAC=52:54:00:52:52:0$RROCE_VM RROCE_IP4=192.0.2.$RROCE_VM RROCE_IP6=2001:db8::$RROCE_VM'
+	echo 'RROCE_SHARED=$RROCE_OUT'
+	echo 'export RROCE_VM RROCE_VMS RROCE_OUT RROCE_SHARED RROCE_REPO RROCE_IP4 RROCE_IP6'
+} >"$out/job"
+
+# Two free UDP ports on loopback carry the link between the VMs.
+read -r port1 port2 < <(python3 -c '
+import socket
+s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))')
+
+accel=${RROCE_ACCEL:-tcg}
+mem=${RROCE_VM_MEM:-1536}
+smp=${RROCE_VM_SMP:-1}
+grep -q '^CONFIG_KASAN=y' "$KDIR/.config" && mem=${RROCE_VM_MEM:-2560}
+
+# Sets qemu=(...), the command line of VM $1 whose end of the link is
+# 127.0.0.1:$2 and whose peer's is 127.0.0.1:$3.
+qemu_command() {
+	local i=$1 mine=$2 peer=$3 console
+	local fs="security_model=none,multidevs=remap"
+	if [ -n "$shell" ]; then console=(-serial mon:stdio); else console=(-serial "file:$out/vm$i.console"); fi
+	# shellcheck disable=SC2206
+	qemu=(qemu-system-x86_64 -name "rroce-vm$i" -machine "pc,accel=$accel" -cpu max -smp "$smp" -m "$mem" \
+		-nodefaults -no-user-config -display none -no-reboot "${console[@]}" \
+		-kernel "$bzimage" \
+		-append "console=ttyS0 loglevel=5 panic=-1 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$REPO/scripts/vm-init.sh RROCE_VM=$i RROCE_OUT=$out" \
+		-fsdev "local,id=root,path=/,readonly=on,$fs" -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
+		-fsdev "local,id=repo,path=$REPO,readonly=on,$fs" -device virtio-9p-pci,fsdev=repo,mount_tag=repo \
+		-fsdev "local,id=out,path=$out,$fs" -device virtio-9p-pci,fsdev=out,mount_tag=out \
+		-fsdev "local,id=modules,path=$modules,readonly=on,$fs" -device virtio-9p-pci,fsdev=modules,mount_tag=modules \
+		-netdev "socket,id=link,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$mine" \
+		-device "virtio-net-pci,netdev=link,mac=52:54:00:52:52:0$i" \
+		-device virtio-rng-pci \
+		${RROCE_QEMU_OPTS:-})
+}
+
+if [ -n "$shell" ]; then
+	qemu_command 1 "$port1" "$port2"
+	exec "${qemu[@]}"
+fi
+
+start=$SECONDS
+pids=()
+for i in $(seq "$vms"); do
+	if [ "$i" = 1 ]; then qemu_command 1 "$port1" "$port2"; else qemu_command 2 "$port2" "$port1"; fi
+	# The guest enforces the limit itself; this catches a VM that hangs.
+	timeout -k 10 $((limit + 240)) "${qemu[@]}" >"$out/vm$i.qemu" 2>&1 </dev/null &
+	pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+
+# What counts as a dirty kernel: any of these in a VM's dmesg.
+BAD='WARNING:|BUG:|Oops|Kernel panic|kernel BUG|KASAN|UBSAN|general protection fault|Call Trace:|'\
+'possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|'\
+'rcu_.*detected stalls|rcu: INFO|unreferenced object|suspected memory leak|blocked for more than|'\
+'soft lockup|hard LOCKUP|list_add corruption|list_del corruption|refcount_t:|cut here'
+
+verdict=0 skipped=0 reasons=()
+for i in $(seq "$vms"); do
+	if [ -z "$quiet" ] && [ -s "$out/vm$i.log" ]; then
+		sed "s/^/# vm$i: /" "$out/vm$i.log"
+	fi
+	status=$(cat "$out/vm$i.status" 2>/dev/null)
+	case "$status" in
+	0) ;;
+	4) skipped=1 ;;
+	"")
+		verdict=1
+		reasons+=("vm$i: no exit status: the VM crashed or timed out; last console lines:")
+		while IFS= read -r line; do reasons+=("    $line"); done < <(tail -n 15 "$out/vm$i.console" 2>/dev/null; tail -n 5 "$out/vm$i.qemu")
+		;;
+	*) verdict=1 reasons+=("vm$i: the command exited with status $status") ;;
+	esac
+	log=$out/vm$i.dmesg
+	[ -f "$log" ] || log=$out/vm$i.console
+	if grep -Eq "$BAD" "$log" "$out/vm$i.kmemleak" 2>/dev/null; then
+		verdict=1
+		reasons+=("vm$i: the kernel log is not clean:")
+		while IFS= read -r line; do reasons+=("    $line"); done < <(grep -Eh -m 10 "$BAD" "$log" "$out/vm$i.kmemleak" 2>/dev/null)
+	fi
+done
+for r in "${reasons[@]}"; do printf '# %s\n' "$r"; done
+printf '# vm: %s VM(s), %d s, output in %s\n' "$vms" $((SECONDS - start)) "$out"
+[ $verdict = 0 ] && [ $skipped = 1 ] && exit 4
+exit $verdict

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by every rroce selftest.  A test is one script: started on the host,
+# it boots the VMs it needs through scripts/vm.sh, which run the same script
+# again inside each VM (RROCE_VM=1 or 2 there).  The VM part prints KTAP
+# subtest lines and exits 0 (pass), 4 (skip) or anything else (fail).
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+SELFTESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SELFTESTS_DIR/../../../.." && pwd)
+RROCE_KO=${RROCE_KO:-$REPO/rroce.ko}
+
+in_vm() { [ -n "${RROCE_VM:-}" ]; }
+
+# vm_main N [ARG...]: on the host, boot N VMs that run this script with ARGs
+# and exit with their verdict; inside a VM, return and let the script go on.
+vm_main() {
+	in_vm && return 0
+	local n=$1
+	shift
+	exec "$REPO/scripts/vm.sh" -n "$n" -t "${VM_TIMEOUT:-300}" ${KSFT_OUT:+-o "$KSFT_OUT"} -- "$0" "$@"
+}
+
+# KTAP subtest results, counted so the script can exit with the verdict.
+ktap_count=0
+ktap_failed=0
+ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
+ktap_ok() { ktap_count=$((ktap_count + 1)); echo "ok $ktap_count $*"; }
+ktap_fail() { ktap_count=$((ktap_count + 1)); ktap_failed=$((ktap_failed + 1)); echo "not ok $ktap_count $*"; }
+ktap_result() { if [ "$1" = 0 ]; then ktap_ok "${@:2}"; else ktap_fail "${@:2}"; fi; }
+ktap_skip_all() { echo "1..0 # SKIP $*"; exit $KSFT_SKIP; }
+ktap_finish() { [ $ktap_failed = 0 ] && exit $KSFT_PASS; exit $KSFT_FAIL; }
+
+# A failed precondition in the VM, not a failed test: exit 4.
+require_cmd() {
+	local cmd
+	for cmd; do command -v "$cmd" >/dev/null || ktap_skip_all "$cmd is not installed"; done
+}
+
+# Runs a command, shows its output indented, and keeps it in $RUN_OUTPUT.
+run() {
+	RUN_OUTPUT=$("$@" 2>&1)
+	local status=$?
+	printf '%s\n' "$RUN_OUTPUT" | sed 's/^/#   /'
+	return $status
+}
+
+# The two VMs meet through the output directory they both mount.
+peer() { echo $((3 - RROCE_VM)); }
+peer_ip4() { echo "192.0.2.$(peer)"; }
+
+vm_signal() { touch "$RROCE_SHARED/sync.$1.vm$RROCE_VM"; }
+
+# vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME; give up early
+# if the peer has already finished (its status file exists).
+vm_wait() {
+	local flag="$RROCE_SHARED/sync.$1.vm$(peer)" limit=${2:-120} waited=0
+	while [ ! -e "$flag" ]; do
+		if [ -e "$RROCE_SHARED/vm$(peer).status" ] || [ $waited -ge $((limit * 10)) ]; then
+			echo "# gave up waiting for vm$(peer) to reach '$1'"
+			return 1
+		fi
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+}
+
+# wait_listen PORT: wait until a TCP server listens on PORT (a tool's
+# out-of-band connection setup), so the peer's client finds it.
+wait_listen() {
+	local i
+	for i in $(seq 300); do
+		ss -Hltn "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# gid_index DEV IPV4: the index of the RoCE v2 GID of IPV4 on port 1 of DEV.
+# ib_core fills the GID table asynchronously, so this waits for it.
+gid_index() {
+	local dev=$1 want i try
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
+	for try in $(seq 50); do
+		for i in $(seq 0 15); do
+			[ "$(cat "/sys/class/infiniband/$dev/ports/1/gids/$i" 2>/dev/null)" = "$want" ] &&
+				[ "$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
+				{ echo "$i"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
