@@ -2,38 +2,38 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # PID 1 of a test VM booted by scripts/vm.sh.  The root file system is the
-# host's, read-only over 9p; this makes the usual scratch directories
-# writable, mounts the repo, the output directory and the test kernel's
-# modules at their host paths, sets up the test link, runs the job, saves its
-# status and dmesg, and powers off.  The kernel passes RROCE_VM (this VM's
+# host's, read-only over 9p; this puts a writable in-memory overlay on it,
+# mounts the output directory at its host path and the test kernel's modules
+# on /lib/modules, sets up the test link, runs the job, saves its status and
+# dmesg, and powers off.  The kernel passes RROCE_VM (this VM's
 # index) and RROCE_OUT (the output directory) as environment variables.
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=${TERM:-linux}
 
+# Stage 1: make the read-only root writable with an overlay whose changes
+# live in memory, and continue inside it.  The host's files stay untouched.
+if [ "$1" != stage2 ]; then
+	mount -t tmpfs -o mode=0755 tmpfs /run
+	mkdir -p /run/overlay/upper /run/overlay/work /run/overlay/root
+	mount -t overlay overlay \
+		-o lowerdir=/,upperdir=/run/overlay/upper,workdir=/run/overlay/work /run/overlay/root
+	exec chroot /run/overlay/root "$0" stage2
+fi
+
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug
-for dir in /tmp /run /var/tmp /var/log /root; do
-	mount -t tmpfs -o mode=1777 tmpfs "$dir"
-done
-mount -t 9p -o trans=virtio,version=9p2000.L modules /lib/modules
-
-# The job file names the repo's host path; the repo may sit under one of the
-# directories just hidden by a tmpfs, so mount it (and the output) at the
-# host path again.
-mount_share() {
-	mkdir -p "$2" 2>/dev/null
-	mount -t 9p -o "trans=virtio,version=9p2000.L,msize=1048576,$3" "$1" "$2"
-}
-mount_share out "$RROCE_OUT" rw
+mkdir -p /lib/modules
+mount -t 9p -o trans=virtio,version=9p2000.L,ro modules /lib/modules
+# The output directory is the one writable window onto the host.
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=1048576 out "$RROCE_OUT"
 . "$RROCE_OUT/job"
-mount_share repo "$RROCE_REPO" ro
-mount_share out "$RROCE_OUT" rw
 
 hostname "vm$RROCE_VM"
 ip link set lo up

@@ -13,9 +13,9 @@
 #   -o DIR      output directory (default: a new one under the cache)
 #   -q          print only the verdict, not the VMs' output
 #
-# The VMs share the host's root file system read-only, so COMMAND, rdma-core
-# and perftest are the host's; the repo and the output directory are mounted
-# at their host paths.  VM i (1 or 2) gets RROCE_VM=i and a NIC named eth0 on
+# The VMs share the host's root file system read-only (with an in-memory
+# overlay on top), so COMMAND, rdma-core and perftest are the host's; the
+# output directory is mounted read-write at its host path.  VM i (1 or 2) gets RROCE_VM=i and a NIC named eth0 on
 # a private link to the other VM: 192.0.2.i/24 and 2001:db8::i/64.  The
 # command runs with the host's working directory when it lies in the repo.
 # Each VM writes vmI.log (the command's output), vmI.status, vmI.dmesg and
@@ -98,7 +98,6 @@ qemu_command() {
 		-kernel "$bzimage" \
 		-append "console=ttyS0 loglevel=5 panic=-1 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$REPO/scripts/vm-init.sh RROCE_VM=$i RROCE_OUT=$out" \
 		-fsdev "local,id=root,path=/,readonly=on,$fs" -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
-		-fsdev "local,id=repo,path=$REPO,readonly=on,$fs" -device virtio-9p-pci,fsdev=repo,mount_tag=repo \
 		-fsdev "local,id=out,path=$out,$fs" -device virtio-9p-pci,fsdev=out,mount_tag=out \
 		-fsdev "local,id=modules,path=$modules,readonly=on,$fs" -device virtio-9p-pci,fsdev=modules,mount_tag=modules \
 		-netdev "socket,id=link,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$mine" \

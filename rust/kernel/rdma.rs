@@ -26,6 +26,18 @@ pub(crate) enum Mtu {
 }
 
 impl Mtu {
+    /// The largest path MTU whose packets, with all RoCEv2 headers, fit in a
+    /// netdev MTU of `netdev_mtu` bytes (ib_core's `iboe_get_mtu`), or `None`
+    /// if not even 256 bytes fit.
+    pub(crate) fn for_netdev_mtu(netdev_mtu: u32) -> Option<Mtu> {
+        let netdev_mtu = i32::try_from(netdev_mtu).unwrap_or(i32::MAX);
+        // SAFETY: `iboe_get_mtu` is a pure function of its argument.
+        let mtu = unsafe { bindings::rroce_iboe_get_mtu(netdev_mtu) };
+        [Mtu::Mtu256, Mtu::Mtu512, Mtu::Mtu1024, Mtu::Mtu2048, Mtu::Mtu4096]
+            .into_iter()
+            .find(|m| *m as bindings::ib_mtu == mtu)
+    }
+
     /// The MTU in bytes, as ib_core computes it.
     pub(crate) fn bytes(self) -> u32 {
         // SAFETY: `ib_mtu_enum_to_int` is a pure function of its argument,

@@ -31,10 +31,11 @@ struct Rroce;
 
 impl kernel::Module for Rroce {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let mtu = rdma::Mtu::for_netdev_mtu(1500).map_or(0, rdma::Mtu::bytes);
         pr_info!(
-            "loaded (driver id {}, largest path MTU {} bytes)\n",
+            "loaded (driver id {}, path MTU {} on a 1500-byte netdev)\n",
             rdma::DRIVER_ID_RXE,
-            rdma::Mtu::Mtu4096.bytes()
+            mtu
         );
         Ok(Rroce)
     }

@@ -31,7 +31,7 @@ ktap_result $? "a clean VM passes"
 
 "$REPO/scripts/vm.sh" -n 2 -t 60 -o "$KSFT_OUT/pair" -- "$0" pair >"$KSFT_OUT/pair.log" 2>&1
 status=$?
-sed 's/^/#   /' "$KSFT_OUT/pair.log" | grep -E 'vm[12]: (the|no)|^#     '
+grep -E 'vm[12]: (the|no)|^#     ' "$KSFT_OUT/pair.log" | sed 's/^/#   /'
 [ $status != 0 ]
 ktap_result $? "a failing VM fails the run (status $status)"
 grep -q 'vm1: the command exited with status 3' "$KSFT_OUT/pair.log"

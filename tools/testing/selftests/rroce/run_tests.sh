@@ -31,8 +31,14 @@ for test in "${tests[@]}"; do
 	# Everything a test prints is a KTAP diagnostic at this level.
 	sed 's/^#*/#/; s/^#\([^ ]\)/# \1/' "$run/$name.log"
 	case $status in
-	0) passed=$((passed + 1)) echo "ok $n $name" ;;
-	4) skipped=$((skipped + 1)) echo "ok $n $name # SKIP" ;;
+	0)
+		passed=$((passed + 1))
+		echo "ok $n $name"
+		;;
+	4)
+		skipped=$((skipped + 1))
+		echo "ok $n $name # SKIP"
+		;;
 	*)
 		failed=$((failed + 1))
 		echo "not ok $n $name # exit=$status"
