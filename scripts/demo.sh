@@ -31,10 +31,10 @@ rdma link show "$dev/1"
 if [ "$RROCE_VM" = 1 ]; then
 	ibv_rc_pingpong -d $dev -g "$gid" -n 1000 -s 4096 -c &
 	wait_listen 18515 && vm_signal pingpong
-	wait $! || exit 1
+	await $! || exit 1
 	ib_write_bw -d $dev -x "$gid" -s 65536 -n 1000 >/dev/null &
 	wait_listen 18515 && vm_signal write_bw
-	wait $! || exit 1
+	await $! || exit 1
 else
 	echo "== ibv_rc_pingpong -c (1000 round trips of 4 KiB, data checked) =="
 	vm_wait pingpong && ibv_rc_pingpong -d $dev -g "$gid" -n 1000 -s 4096 -c "$(peer_ip4)" || exit 1

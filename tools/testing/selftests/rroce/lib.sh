@@ -29,7 +29,13 @@ ktap_count=0
 ktap_failed=0
 ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
 ktap_ok() { ktap_count=$((ktap_count + 1)); echo "ok $ktap_count $*"; }
-ktap_fail() { ktap_count=$((ktap_count + 1)); ktap_failed=$((ktap_failed + 1)); echo "not ok $ktap_count $*"; }
+ktap_fail() {
+	ktap_count=$((ktap_count + 1))
+	ktap_failed=$((ktap_failed + 1))
+	echo "not ok $ktap_count $*"
+	# Tell the peer VM not to wait for us any longer.
+	in_vm && touch "$RROCE_SHARED/failed.vm$RROCE_VM"
+}
 ktap_result() { if [ "$1" = 0 ]; then ktap_ok "${@:2}"; else ktap_fail "${@:2}"; fi; }
 ktap_skip_all() { echo "1..0 # SKIP $*"; exit $KSFT_SKIP; }
 ktap_finish() { [ $ktap_failed = 0 ] && exit $KSFT_PASS; exit $KSFT_FAIL; }
@@ -54,18 +60,34 @@ peer_ip4() { echo "192.0.2.$(peer)"; }
 
 vm_signal() { touch "$RROCE_SHARED/sync.$1.vm$RROCE_VM"; }
 
-# vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME; give up early
-# if the peer has already finished (its status file exists).
+# True once the peer VM has failed a subtest or finished: nothing to wait for.
+peer_gone() { [ -e "$RROCE_SHARED/failed.vm$(peer)" ] || [ -e "$RROCE_SHARED/vm$(peer).status" ]; }
+
+# vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME.
 vm_wait() {
 	local flag="$RROCE_SHARED/sync.$1.vm$(peer)" limit=${2:-120} waited=0
 	while [ ! -e "$flag" ]; do
-		if [ -e "$RROCE_SHARED/vm$(peer).status" ] || [ $waited -ge $((limit * 10)) ]; then
+		if peer_gone || [ $waited -ge $((limit * 10)) ]; then
 			echo "# gave up waiting for vm$(peer) to reach '$1'"
 			return 1
 		fi
 		sleep 0.1
 		waited=$((waited + 1))
 	done
+}
+
+# await PID: wait for a background server; stop it if the peer is gone, as
+# its client will then never come.
+await() {
+	while kill -0 "$1" 2>/dev/null; do
+		if peer_gone; then
+			sleep 1
+			kill "$1" 2>/dev/null && echo "# stopped the server: vm$(peer) failed or finished"
+			break
+		fi
+		sleep 0.1
+	done
+	wait "$1"
 }
 
 # wait_listen PORT: wait until a TCP server listens on PORT (a tool's

@@ -20,7 +20,7 @@ ktap_result $? "rxe0 on eth0 has a RoCE v2 GID for $RROCE_IP4 (index ${gid:-none
 if [ "$RROCE_VM" = 1 ]; then
 	ibv_rc_pingpong -d rxe0 -g "$gid" -p 18515 -n 500 -s 4096 -c >/tmp/pingpong 2>&1 &
 	wait_listen 18515 && vm_signal pingpong
-	wait $!
+	await $!
 	status=$?
 	sed 's/^/#   /' /tmp/pingpong
 	grep -q 'iters in' /tmp/pingpong || status=1
@@ -28,7 +28,7 @@ if [ "$RROCE_VM" = 1 ]; then
 
 	ib_write_bw -d rxe0 -x "$gid" -p 18516 -s 65536 -n 500 >/tmp/write_bw 2>&1 &
 	wait_listen 18516 && vm_signal write_bw
-	wait $!
+	await $!
 	ktap_result $? "ib_write_bw, server side"
 else
 	vm_wait pingpong && run ibv_rc_pingpong -d rxe0 -g "$gid" -p 18515 -n 500 -s 4096 -c "$(peer_ip4)" &&
