@@ -27,12 +27,16 @@ KDIR_ORIGIN := given
 endif
 export KDIR
 
+# A module is compiled by the kernel's own C compiler (the debug kernel is
+# built with clang).
+KCC := $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' "$(KDIR)/.config"),clang,gcc)
+
 SELFTESTS := tools/testing/selftests/rroce
 
 .PHONY: modules setup kernel test test-debug demo clean
 modules:
 	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
-	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
+	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
 		BINDGEN="$(BINDGEN)" modules
 
 setup:
@@ -56,5 +60,5 @@ demo:
 	@scripts/demo.sh
 
 clean:
-	@if [ -d "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M="$(CURDIR)" clean; fi
+	@if [ -d "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) clean; fi
 	rm -f rust/bindings/bindings_generated.rs rust/bindings/.bindings_generated.rs.*

@@ -31,6 +31,12 @@ fragments() {
 	esac
 }
 
+# Rust and KASAN only go together in a clang-built kernel (init/Kconfig:
+# RUST depends on !KASAN || CC_IS_CLANG), so the debug kernel uses clang.
+compiler() {
+	if [ "$RROCE_KCONFIG" = debug ]; then echo clang; else echo gcc; fi
+}
+
 source_version() {
 	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null ||
 		die "linux-source-6.12 is not installed: run scripts/setup.sh"
@@ -43,7 +49,10 @@ key_inputs() {
 	for f in $(fragments); do echo "fragment $f $(sha256sum <"$f" | cut -c1-16)"; done
 	echo "rustc $("$RUSTC" --version 2>/dev/null || echo missing)"
 	echo "bindgen $("$BINDGEN" --version 2>/dev/null || echo missing)"
-	echo "gcc $(gcc -dumpfullversion 2>/dev/null || echo missing)"
+	case "$(compiler)" in
+	gcc) echo "gcc $(gcc -dumpfullversion 2>/dev/null || echo missing)" ;;
+	clang) echo "clang $(clang -dumpversion 2>/dev/null || echo missing)" ;;
+	esac
 }
 
 build_dir() {
@@ -73,7 +82,7 @@ build() {
 		log "cached: $out"
 		return
 	fi
-	for tool in "$RUSTC" "$BINDGEN" gcc flex bison; do
+	for tool in "$RUSTC" "$BINDGEN" "$(compiler)" flex bison; do
 		command -v "$tool" >/dev/null || die "$tool not found: run scripts/setup.sh"
 	done
 	mkdir -p "$RROCE_CACHE/kernel"
@@ -85,9 +94,9 @@ build() {
 	tmp="$out.tmp"
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
-	kmake=(make -s -C "$src" O="$tmp" RUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN")
+	kmake=(make -s -C "$src" O="$tmp" CC="$(compiler)" RUSTC="$RUSTC" RUSTDOC="$RUSTDOC" BINDGEN="$BINDGEN")
 
-	log "building $RROCE_KCONFIG kernel (linux-source-6.12 $(source_version), $("$RUSTC" --version))"
+	log "building $RROCE_KCONFIG kernel (linux-source-6.12 $(source_version), $(compiler), $("$RUSTC" --version))"
 	log "into $out"
 	start=$SECONDS
 	"${kmake[@]}" x86_64_defconfig kvm_guest.config >/dev/null
