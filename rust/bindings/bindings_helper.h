@@ -4,7 +4,14 @@
  * headers the abstractions in rust/ wrap, and the C helpers.
  */
 
+#include <linux/if_arp.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/rdma_user_rxe.h>
 
 #include "helpers.h"
+
+/* Macros bindgen cannot evaluate, as constants it can. */
+const u32 RROCE_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;

@@ -6,10 +6,17 @@
 #ifndef RROCE_HELPERS_H
 #define RROCE_HELPERS_H
 
+#include <linux/netdevice.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
 
 int rroce_ib_mtu_enum_to_int(enum ib_mtu mtu);
 enum ib_mtu rroce_iboe_get_mtu(int netdev_mtu);
+
+void rroce_dev_put(struct net_device *dev);
+bool rroce_netif_oper_up(const struct net_device *dev);
+bool rroce_is_vlan_dev(const struct net_device *dev);
+void rroce_netdev_eui64(const struct net_device *dev, u8 *eui);
+struct net_device *rroce_netdev_notifier_info_to_dev(void *info);
 
 #endif

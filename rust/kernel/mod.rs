@@ -7,4 +7,5 @@
 //! argument; the driver in `drivers/infiniband/sw/rroce/` uses only the safe
 //! interfaces exported here.
 
+pub(crate) mod net;
 pub(crate) mod rdma;

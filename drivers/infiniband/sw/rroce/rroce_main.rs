@@ -17,7 +17,10 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod kernel_ext;
 
-use kernel_ext::rdma;
+mod device;
+mod netdev;
+
+use kernel_ext::{net::NotifierRegistration, rdma};
 
 module! {
     type: Rroce,
@@ -25,24 +28,29 @@ module! {
     author: "The rroce developers",
     description: "Software RoCEv2 RDMA device",
     license: "GPL",
+    alias: ["rdma-link-rroce"],
 }
 
-struct Rroce;
+struct Rroce {
+    // Dropped in this order: no more netdev events, then no more devices.
+    _netdev_events: NotifierRegistration<netdev::NetdevEvents>,
+    _devices: rdma::Registration<device::RroceDevice>,
+}
 
 impl kernel::Module for Rroce {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        let mtu = rdma::Mtu::for_netdev_mtu(1500).map_or(0, rdma::Mtu::bytes);
-        pr_info!(
-            "loaded (driver id {}, path MTU {} on a 1500-byte netdev)\n",
-            rdma::DRIVER_ID_RXE,
-            mtu
-        );
-        Ok(Rroce)
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let devices = rdma::Registration::new(module)?;
+        let netdev_events = NotifierRegistration::new()?;
+        pr_info!("loaded\n");
+        Ok(Rroce {
+            _netdev_events: netdev_events,
+            _devices: devices,
+        })
     }
 }
 
 impl Drop for Rroce {
     fn drop(&mut self) {
-        pr_info!("unloaded\n");
+        pr_info!("unloading\n");
     }
 }

@@ -25,7 +25,7 @@ done
 ktap_result $? "insmod and rmmod $ROUNDS times ($ok succeeded)"
 
 loaded=$(dmesg | grep -c 'rroce: loaded')
-unloaded=$(dmesg | grep -c 'rroce: unloaded')
+unloaded=$(dmesg | grep -c 'rroce: unloading')
 [ "$loaded" = $ROUNDS ] && [ "$unloaded" = $ROUNDS ]
 ktap_result $? "each load and unload logged once ($loaded loads, $unloaded unloads)"
 

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rroce device: what it says about itself to ib_core and userspace.
+//!
+//! Port state and MTU are not stored: they are read from the netdev each
+//! time, so they can never disagree with it. Documentation/device.rst lists
+//! the attributes and why they have their values.
+
+use crate::kernel_ext::{
+    net::NetDevice,
+    rdma::{
+        self, uverbs_cmd, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer, Mtu, NewLink,
+        PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry, UData,
+    },
+};
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::{c_str, prelude::*, sync::Arc};
+
+/// The rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) that rdma-core's
+/// rxe provider speaks; it binds to any device with this driver id.
+const UVERBS_ABI_VERSION: u32 = 2;
+/// IBTA vendor id for "no vendor", as the C rxe reports.
+const VENDOR_ID: u32 = 0xffffff;
+/// The only port, numbered from 1 as in IB.
+pub(crate) const PORT: u32 = 1;
+/// RoCE GIDs: one per IP address of the netdev and RoCE version.
+const GID_TABLE_LEN: u32 = 1024;
+/// Largest message: 2 GiB, as IB allows.
+const MAX_MSG_SIZE: u32 = 1 << 31;
+
+/// Per-device state.
+pub(crate) struct RroceDevice {
+    /// The port state last announced with an event, so a netdev event that
+    /// changes nothing announces nothing.
+    port_active: AtomicBool,
+    /// Node and system image GUID, from the netdev's MAC.
+    guid: [u8; 8],
+}
+
+/// The registry of rroce devices, reachable from `rdma link add`.
+static DEVICES: Global<RroceDevice> = Global::new();
+
+impl RroceDevice {
+    /// The port's state as the netdev dictates it.
+    fn port_state(netdev: &NetDevice) -> (PortState, PhysState) {
+        if netdev.is_running_with_carrier() {
+            (PortState::Active, PhysState::LinkUp)
+        } else if netdev.is_up() {
+            (PortState::Down, PhysState::Polling)
+        } else {
+            (PortState::Down, PhysState::Disabled)
+        }
+    }
+
+    /// Announces the port's new state if it changed.
+    pub(crate) fn update_port_state(dev: &Device<Self>, netdev: &NetDevice) {
+        let active = Self::port_state(netdev).0 == PortState::Active;
+        if dev.data().port_active.swap(active, Ordering::AcqRel) != active {
+            let event = if active { PortEvent::Active } else { PortEvent::Error };
+            dev.dispatch_port_event(PORT, event);
+            pr_info!(
+                "{}: port {}\n",
+                netdev.name(),
+                if active { "active" } else { "down" }
+            );
+        }
+    }
+}
+
+fn check_port(port: u32) -> Result {
+    if port == PORT {
+        Ok(())
+    } else {
+        Err(EINVAL)
+    }
+}
+
+#[vtable]
+impl Driver for RroceDevice {
+    type UContext = ();
+    type Pd = ();
+
+    const DRIVER_ID: u32 = rdma::DRIVER_ID_RXE;
+    const UVERBS_ABI_VERSION: u32 = UVERBS_ABI_VERSION;
+    // The rxe provider rings its doorbell with a zero-WR POST_SEND and arms
+    // CQs with REQ_NOTIFY_CQ.
+    const UVERBS_CMD_MASK: u64 = uverbs_cmd::POST_SEND | uverbs_cmd::REQ_NOTIFY_CQ;
+    const LINK_LAYER: LinkLayer = LinkLayer::Ethernet;
+
+    fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr> {
+        // Neither the rxe provider nor any kernel caller sends driver data.
+        if udata.in_len() != 0 || udata.out_len() != 0 {
+            return Err(EINVAL);
+        }
+        Ok(DeviceAttr {
+            sys_image_guid: dev.data().guid,
+            vendor_id: VENDOR_ID,
+            kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG,
+            max_mr_size: u64::MAX,
+            page_size_cap: 0xffff_f000,
+            max_pkeys: 1,
+            local_ca_ack_delay: 15,
+            ..Default::default()
+        })
+    }
+
+    fn query_port(dev: &Device<Self>, port: u32) -> Result<PortAttr> {
+        check_port(port)?;
+        // The netdev is detached first when it goes away, and ib_core may
+        // still query the port until the device follows it.
+        let netdev = dev.netdev(port);
+        let (state, phys_state) = netdev
+            .as_deref()
+            .map_or((PortState::Down, PhysState::Disabled), Self::port_state);
+        // A netdev too small even for 256-byte packets cannot carry RoCE.
+        let active_mtu = netdev.and_then(|n| Mtu::for_netdev_mtu(n.mtu())).unwrap_or(Mtu::Mtu256);
+        Ok(PortAttr {
+            state,
+            phys_state,
+            max_mtu: Mtu::Mtu4096,
+            active_mtu,
+            gid_tbl_len: GID_TABLE_LEN,
+            pkey_tbl_len: 1,
+            max_msg_sz: MAX_MSG_SIZE,
+            port_cap_flags: rdma::PORT_CAP_CM_SUP,
+            max_vl_num: 1,
+        })
+    }
+
+    fn query_pkey(_dev: &Device<Self>, port: u32, index: u16) -> Result<u16> {
+        check_port(port)?;
+        if index != 0 {
+            return Err(EINVAL);
+        }
+        Ok(rdma::DEFAULT_PKEY_FULL)
+    }
+
+    fn port_immutable(_dev: &Device<Self>, port: u32) -> Result<PortImmutable> {
+        check_port(port)?;
+        Ok(PortImmutable {
+            pkey_tbl_len: 1,
+            gid_tbl_len: GID_TABLE_LEN,
+            core_cap_flags: rdma::CORE_PORT_ROCE_UDP_ENCAP,
+            max_mad_size: rdma::MGMT_MAD_SIZE,
+        })
+    }
+
+    fn alloc_ucontext(_dev: &Device<Self>, _udata: &UData<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn alloc_pd(_dev: &Device<Self>, _udata: &UData<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl NewLink for RroceDevice {
+    const TYPE: &'static CStr = c_str!("rroce");
+
+    fn global() -> &'static Global<Self> {
+        &DEVICES
+    }
+
+    fn new_link(devices: &Arc<Registry<Self>>, name: &CStr, netdev: &NetDevice) -> Result {
+        if !netdev.is_ethernet() {
+            pr_err!("{}: not an Ethernet device, no RoCE on it\n", netdev.name());
+            return Err(EINVAL);
+        }
+        if netdev.is_vlan() {
+            pr_err!("{}: a VLAN; add the device on the real netdev\n", netdev.name());
+            return Err(EINVAL);
+        }
+        if Device::<Self>::exists_on(netdev) {
+            pr_err!("{}: already has an rxe or rroce device\n", netdev.name());
+            return Err(EEXIST);
+        }
+        let guid = netdev.eui64();
+        let (state, _) = Self::port_state(netdev);
+        devices.add(
+            &DeviceParams {
+                name,
+                netdev,
+                node_desc: c_str!("rroce"),
+                node_guid: guid,
+            },
+            Self {
+                port_active: AtomicBool::new(state == PortState::Active),
+                guid,
+            },
+        )?;
+        pr_info!("{}: added on {}\n", name, netdev.name());
+        Ok(())
+    }
+}

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Following the netdevs under rroce devices: link state becomes port state,
+//! and a netdev that goes away takes its rroce device with it.
+
+use crate::device::RroceDevice;
+use crate::kernel_ext::{
+    net::{NetDevice, NetdevEvent, NetdevNotifier},
+    rdma::Device,
+};
+
+/// The netdevice notifier of rroce.
+pub(crate) struct NetdevEvents;
+
+impl NetdevNotifier for NetdevEvents {
+    fn notify(event: NetdevEvent, netdev: &NetDevice) {
+        Device::<RroceDevice>::with_netdev(&crate::THIS_MODULE, netdev, |dev| match event {
+            NetdevEvent::Up | NetdevEvent::Down | NetdevEvent::Change => {
+                RroceDevice::update_port_state(dev, netdev)
+            }
+            // RTNL is held here, and unregistering needs it: defer.
+            NetdevEvent::Unregister => dev.unregister_queued(),
+            // The port MTU is read from the netdev on every query.
+            NetdevEvent::ChangeMtu | NetdevEvent::Other => {}
+        });
+    }
+}

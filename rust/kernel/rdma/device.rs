@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA devices: allocation, registration, and the verbs callbacks.
+//!
+//! A driver implements [`Driver`] for its per-device data. [`Registry::add`]
+//! allocates an `ib_device` with that data right behind it (one allocation,
+//! as `ib_alloc_device` does for C drivers), fills in the ops table from the
+//! trait, and registers it. From then on ib_core owns the device: it is
+//! removed by `rdma link delete`, by [`Device::unregister_queued`], or when
+//! the [`Registry`] is torn down at module unload, and in each case ib_core
+//! calls `dealloc_driver`, where the data is dropped.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+use super::{object::Object, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, UData};
+use crate::{
+    bindings,
+    kernel_ext::net::{NetDevice, NetDeviceRef},
+};
+use core::{marker::PhantomData, ptr::addr_of_mut};
+use kernel::{
+    error::{from_result, to_result},
+    ffi,
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+    types::Opaque,
+};
+
+/// The callbacks of an RDMA device whose per-device data is `Self`.
+#[vtable]
+pub(crate) trait Driver: Sized + Send + Sync + 'static {
+    /// Per-user-context data.
+    type UContext: Send + Sync;
+    /// Per-protection-domain data.
+    type Pd: Send + Sync;
+
+    /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
+    /// provider library by it.
+    const DRIVER_ID: u32;
+    /// The uverbs ABI version of that provider.
+    const UVERBS_ABI_VERSION: u32;
+    /// uverbs commands to enable beyond those ib_core infers from the ops.
+    const UVERBS_CMD_MASK: u64 = 0;
+    /// The link layer of every port.
+    const LINK_LAYER: LinkLayer;
+
+    /// Device attributes and limits (`query_device`).
+    fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr>;
+    /// Port attributes (`query_port`); active speed and width are filled in
+    /// from the netdev by ib_core's `ib_get_eth_speed` on Ethernet ports.
+    fn query_port(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+    /// The P_Key at `index` of `port`.
+    fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
+    /// What never changes about `port` (`get_port_immutable`).
+    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+    /// A new user context (one per open of the uverbs device).
+    fn alloc_ucontext(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::UContext>;
+    /// A new protection domain.
+    fn alloc_pd(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::Pd>;
+}
+
+/// An `ib_device` of driver `T`, followed by its data.
+#[repr(C)]
+struct Container<T: Driver> {
+    ib: Opaque<bindings::ib_device>,
+    registry: Arc<Registry<T>>,
+    data: T,
+}
+
+/// A registered RDMA device of driver `T`.
+///
+/// # Invariants
+///
+/// Wraps the `ib_device` at the start of a `Container<T>` whose `registry`
+/// and `data` are initialised; a `&Device<T>` is only handed out while
+/// ib_core guarantees the device is not deallocated (during a callback, or
+/// while a reference from `ib_device_get_by_netdev` is held).
+#[repr(transparent)]
+pub(crate) struct Device<T: Driver>(Opaque<bindings::ib_device>, PhantomData<T>);
+
+impl<T: Driver> Device<T> {
+    /// # Safety
+    ///
+    /// `ptr` is the `ib_device` of a live `Container<T>` for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // SAFETY: `Device<T>` is a transparent wrapper of `ib_device`.
+        unsafe { &*ptr.cast() }
+    }
+
+    fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
+    fn container(&self) -> &Container<T> {
+        // SAFETY: By the type invariant the device sits at offset 0 of a
+        // live, initialised `Container<T>` (`repr(C)`).
+        unsafe { &*self.as_raw().cast::<Container<T>>() }
+    }
+
+    /// The driver's data.
+    pub(crate) fn data(&self) -> &T {
+        &self.container().data
+    }
+
+    /// The netdev of `port`, if it is still associated.
+    pub(crate) fn netdev(&self, port: u32) -> Option<NetDeviceRef> {
+        // SAFETY: The device is alive by the type invariant; the core returns
+        // a held reference (or null), which `from_held` takes over.
+        unsafe { NetDeviceRef::from_held(bindings::ib_device_get_netdev(self.as_raw(), port)) }
+    }
+
+    /// Tells ib_core's clients (and through uverbs, userspace) about `port`.
+    pub(crate) fn dispatch_port_event(&self, port: u32, event: PortEvent) {
+        let mut ev = bindings::ib_event {
+            device: self.as_raw(),
+            event: event as bindings::ib_event_type,
+            ..Default::default()
+        };
+        ev.element.port_num = port;
+        // SAFETY: `ev` is a valid event for a live device.
+        unsafe { bindings::ib_dispatch_event(&ev) };
+    }
+
+    /// Unregisters the device from a work item, so callers that hold locks
+    /// ib_core needs (e.g. RTNL in a netdev notifier) do not deadlock.
+    pub(crate) fn unregister_queued(&self) {
+        // SAFETY: The device is alive by the type invariant.
+        unsafe { bindings::ib_unregister_device_queued(self.as_raw()) };
+    }
+
+    /// Whether any device of driver id `T::DRIVER_ID` is bound to `netdev`,
+    /// ours or another driver's.
+    pub(crate) fn exists_on(netdev: &NetDevice) -> bool {
+        // SAFETY: `netdev` is alive; a returned device comes with a reference
+        // that is put right away.
+        unsafe {
+            let ib = bindings::ib_device_get_by_netdev(netdev.as_raw(), T::DRIVER_ID);
+            if ib.is_null() {
+                return false;
+            }
+            bindings::ib_device_put(ib);
+        }
+        true
+    }
+
+    /// Runs `f` on the device of driver `T` in `module` bound to `netdev`,
+    /// if any. A module has at most one `Driver` type.
+    pub(crate) fn with_netdev<R>(
+        module: &'static ThisModule,
+        netdev: &NetDevice,
+        f: impl FnOnce(&Self) -> R,
+    ) -> Option<R> {
+        // SAFETY: `netdev` is alive; a returned device is held until the put.
+        let ib = unsafe { bindings::ib_device_get_by_netdev(netdev.as_raw(), T::DRIVER_ID) };
+        if ib.is_null() {
+            return None;
+        }
+        // Another driver may use the same driver id (the C rxe does): only
+        // the devices `module` registered carry a `Container<T>`.
+        // SAFETY: `ib` is held, so its ops can be read.
+        let ours = unsafe { (*ib).ops.owner } == module.as_ptr().cast();
+        // SAFETY: If ours, `ib` heads a live `Container<T>` while held.
+        let result = ours.then(|| f(unsafe { Self::from_raw(ib) }));
+        // SAFETY: Releases the reference taken above.
+        unsafe { bindings::ib_device_put(ib) };
+        result
+    }
+}
+
+/// What a new device is told about itself besides its data.
+pub(crate) struct DeviceParams<'a> {
+    /// The device name, e.g. `rroce0`.
+    pub(crate) name: &'a CStr,
+    /// The netdev of port 1.
+    pub(crate) netdev: &'a NetDevice,
+    /// `node_desc`, shown by `ibv_devinfo -v`.
+    pub(crate) node_desc: &'a CStr,
+    /// The node GUID, big-endian.
+    pub(crate) node_guid: [u8; 8],
+}
+
+/// A `*mut ib_device` kept in a [`Registry`].
+struct RawDevice(*mut bindings::ib_device);
+// SAFETY: The pointer is only dereferenced under the rules of `Registry`.
+unsafe impl Send for RawDevice {}
+
+/// The devices of driver `T`, so that unloading the driver removes them all.
+///
+/// A device is listed from just before its registration until its
+/// `dealloc_driver`, which delists it under the same lock; so a device found
+/// in the list under the lock is still allocated.
+#[pin_data]
+pub(crate) struct Registry<T: Driver> {
+    #[pin]
+    devices: Mutex<KVec<RawDevice>>,
+    module: &'static ThisModule,
+    _p: PhantomData<T>,
+}
+
+impl<T: Driver> Registry<T> {
+    /// An empty registry for the devices of `module`.
+    pub(crate) fn new(module: &'static ThisModule) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                devices <- new_mutex!(KVec::new()),
+                module,
+                _p: PhantomData,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Creates and registers a device with data `init`.
+    pub(crate) fn add(self: &Arc<Self>, params: &DeviceParams<'_>, init: impl PinInit<T, Error>) -> Result {
+        let size = core::mem::size_of::<Container<T>>();
+        const { assert!(core::mem::align_of::<Container<T>>() <= 8) };
+        // SAFETY: Allocates a zeroed `ib_device` at the start of `size` bytes.
+        let ib = unsafe { bindings::_ib_alloc_device(size) };
+        if ib.is_null() {
+            return Err(ENOMEM);
+        }
+        let container = ib.cast::<Container<T>>();
+        // SAFETY: `data` lies inside the allocation and is uninitialised.
+        if let Err(e) = unsafe { init.__pinned_init(addr_of_mut!((*container).data)) } {
+            // SAFETY: No ops are set yet, so this frees without calling back.
+            unsafe { bindings::ib_dealloc_device(ib) };
+            return Err(e);
+        }
+        // SAFETY: `registry` lies inside the allocation and is uninitialised.
+        unsafe { addr_of_mut!((*container).registry).write(self.clone()) };
+
+        // From here on, `ib_dealloc_device` runs `dealloc_driver`, which
+        // drops `registry` and `data` and delists the device.
+        // SAFETY: `ib` is a valid, unregistered device that we own.
+        unsafe {
+            let mut ops = Adapter::<T>::OPS;
+            ops.owner = self.module.as_ptr().cast();
+            bindings::ib_set_device_ops(ib, &ops);
+            (*ib).node_type = bindings::RDMA_NODE_IB_CA as _;
+            (*ib).phys_port_cnt = 1;
+            (*ib).num_comp_vectors = 1;
+            (*ib).local_dma_lkey = 0;
+            (*ib).node_guid = u64::from_ne_bytes(params.node_guid);
+            (*ib).uverbs_cmd_mask |= T::UVERBS_CMD_MASK;
+            let desc = params.node_desc.as_bytes();
+            let n = desc.len().min((*ib).node_desc.len() - 1);
+            for (dst, src) in (*ib).node_desc.iter_mut().zip(&desc[..n]) {
+                *dst = *src as ffi::c_char;
+            }
+        }
+        self.devices.lock().push(RawDevice(ib), GFP_KERNEL).inspect_err(|_| {
+            // SAFETY: Not registered; `dealloc_driver` drops the data.
+            unsafe { bindings::ib_dealloc_device(ib) };
+        })?;
+
+        // SAFETY: `ib` is valid and `netdev` is alive; on failure nothing
+        // has been registered, so the device is ours to free.
+        let err = unsafe {
+            let mut err = bindings::ib_device_set_netdev(ib, params.netdev.as_raw(), 1);
+            if err == 0 {
+                err = bindings::ib_register_device(ib, params.name.as_char_ptr(), core::ptr::null_mut());
+            }
+            if err != 0 {
+                bindings::ib_dealloc_device(ib);
+            }
+            err
+        };
+        to_result(err)
+    }
+
+    /// Unregisters every device, waiting for each to be gone.
+    pub(crate) fn remove_all(&self) {
+        loop {
+            let ib = {
+                let devices = self.devices.lock();
+                let Some(dev) = devices.first() else { break };
+                // Keep the memory alive past the lock: `dealloc_driver` may
+                // run concurrently (e.g. from a queued unregistration).
+                // SAFETY: Listed under the lock, so still allocated.
+                unsafe { bindings::get_device(addr_of_mut!((*dev.0).__bindgen_anon_1.dev)) };
+                dev.0
+            };
+            // SAFETY: We hold a reference on `ib`. Unregistering an already
+            // unregistered device is a no-op; either way it is delisted
+            // once its `dealloc_driver` has run, which this waits for.
+            unsafe {
+                bindings::ib_unregister_device(ib);
+                bindings::put_device(addr_of_mut!((*ib).__bindgen_anon_1.dev));
+            }
+        }
+    }
+
+    fn delist(&self, ib: *mut bindings::ib_device) {
+        let mut devices = self.devices.lock();
+        if let Some(i) = devices.iter().position(|d| d.0 == ib) {
+            let last = devices.len() - 1;
+            devices.as_mut_slice().swap(i, last);
+            // SAFETY: Shrinking by one forgets the last element, the device
+            // just delisted; `RawDevice` has nothing to drop.
+            unsafe { devices.set_len(last) };
+        }
+    }
+}
+
+/// The `ib_device_ops` trampolines of driver `T`.
+struct Adapter<T: Driver>(PhantomData<T>);
+
+type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
+type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
+
+impl<T: Driver> Adapter<T> {
+    const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
+        driver_id: T::DRIVER_ID,
+        uverbs_abi_ver: T::UVERBS_ABI_VERSION,
+        dealloc_driver: Some(Self::dealloc_driver),
+        query_device: Some(Self::query_device),
+        query_port: Some(Self::query_port),
+        query_pkey: Some(Self::query_pkey),
+        get_port_immutable: Some(Self::get_port_immutable),
+        get_link_layer: Some(Self::get_link_layer),
+        alloc_ucontext: Some(Self::alloc_ucontext),
+        dealloc_ucontext: Some(Self::dealloc_ucontext),
+        disassociate_ucontext: Some(Self::disassociate_ucontext),
+        alloc_pd: Some(Self::alloc_pd),
+        dealloc_pd: Some(Self::dealloc_pd),
+        size_ib_ucontext: UContextObject::<T>::SIZE,
+        size_ib_pd: PdObject::<T>::SIZE,
+        // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// # Safety
+    ///
+    /// `ib` is a device of ours during one of its callbacks.
+    unsafe fn device<'a>(ib: *mut bindings::ib_device) -> &'a Device<T> {
+        // SAFETY: ib_core keeps the device alive during its callbacks, and
+        // only our devices carry these ops.
+        unsafe { Device::from_raw(ib) }
+    }
+
+    unsafe extern "C" fn dealloc_driver(ib: *mut bindings::ib_device) {
+        let container = ib.cast::<Container<T>>();
+        // SAFETY: Called once, from `ib_dealloc_device`, after which ib_core
+        // never calls us for this device again: the data can be dropped.
+        unsafe {
+            (*container).registry.delist(ib);
+            core::ptr::drop_in_place(addr_of_mut!((*container).data));
+            core::ptr::drop_in_place(addr_of_mut!((*container).registry));
+        }
+    }
+
+    unsafe extern "C" fn query_device(
+        ib: *mut bindings::ib_device,
+        attr: *mut bindings::ib_device_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours with a valid (or null) udata.
+            let (dev, udata) = unsafe { (Self::device(ib), UData::from_raw(udata)) };
+            let a = T::query_device(dev, &udata)?;
+            // SAFETY: `attr` is valid for writes during the callback.
+            unsafe { a.write_to(&mut *attr) };
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn query_port(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        attr: *mut bindings::ib_port_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours.
+            let dev = unsafe { Self::device(ib) };
+            let a = T::query_port(dev, port)?;
+            // SAFETY: `attr` is valid for writes during the callback.
+            let attr = unsafe { &mut *attr };
+            a.write_to(attr);
+            if matches!(T::LINK_LAYER, LinkLayer::Ethernet) {
+                // Fails once the netdev is gone; a port without one has no
+                // speed to report, and the driver has said it is down.
+                // SAFETY: The device is ours and alive; the outputs are fields of `attr`.
+                let _ = unsafe {
+                    bindings::ib_get_eth_speed(ib, port, &mut attr.active_speed, &mut attr.active_width)
+                };
+            }
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn query_pkey(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        index: u16,
+        pkey: *mut u16,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours; `pkey` is valid for writes.
+            unsafe { *pkey = T::query_pkey(Self::device(ib), port, index)? };
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn get_port_immutable(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        imm: *mut bindings::ib_port_immutable,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours.
+            let p = T::port_immutable(unsafe { Self::device(ib) }, port)?;
+            // SAFETY: `imm` is valid for writes during the callback.
+            unsafe { p.write_to(&mut *imm) };
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn get_link_layer(_ib: *mut bindings::ib_device, _port: u32) -> bindings::rdma_link_layer {
+        T::LINK_LAYER as bindings::rdma_link_layer
+    }
+
+    unsafe extern "C" fn alloc_ucontext(
+        uctx: *mut bindings::ib_ucontext,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed context of `size_ib_ucontext`
+            // bytes whose `device` is ours, and a valid udata.
+            unsafe {
+                let data = T::alloc_ucontext(Self::device((*uctx).device), &UData::from_raw(udata))?;
+                UContextObject::<T>::write(uctx, data);
+            }
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn dealloc_ucontext(uctx: *mut bindings::ib_ucontext) {
+        // SAFETY: ib_core deallocates a context once, after a successful alloc.
+        unsafe { UContextObject::<T>::drop_data(uctx) };
+    }
+
+    /// With this op, unregistering a device does not wait for its users to
+    /// close it: uverbs sends them `IB_EVENT_DEVICE_FATAL` and cuts them off.
+    /// ib_core itself revokes what was mapped through `rdma_user_mmap_*`, so
+    /// there is nothing left for the driver to do.
+    unsafe extern "C" fn disassociate_ucontext(_uctx: *mut bindings::ib_ucontext) {}
+
+    unsafe extern "C" fn alloc_pd(pd: *mut bindings::ib_pd, udata: *mut bindings::ib_udata) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: As for `alloc_ucontext`, with `size_ib_pd`.
+            unsafe {
+                let data = T::alloc_pd(Self::device((*pd).device), &UData::from_raw(udata))?;
+                PdObject::<T>::write(pd, data);
+            }
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn dealloc_pd(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> ffi::c_int {
+        // SAFETY: ib_core deallocates a PD once, after a successful alloc.
+        unsafe { PdObject::<T>::drop_data(pd) };
+        0
+    }
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rdma link add NAME type TYPE netdev NETDEV`: the RDMA netlink link ops.
+//!
+//! C header: [`include/rdma/rdma_netlink.h`](srctree/include/rdma/rdma_netlink.h)
+
+use super::{Driver, Registry};
+use crate::{bindings, kernel_ext::net::NetDevice};
+use core::{
+    marker::PhantomData,
+    ptr::null_mut,
+    sync::atomic::{AtomicPtr, Ordering},
+};
+use kernel::{
+    error::from_result,
+    ffi,
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    types::Opaque,
+};
+
+/// A driver whose devices `rdma link add` creates.
+pub(crate) trait NewLink: Driver {
+    /// The link type, as in `rdma link add ... type TYPE`.
+    const TYPE: &'static CStr;
+
+    /// Where the driver's [`Registration`] is found from the `newlink`
+    /// callback, which has no context argument: a `static` of the driver.
+    fn global() -> &'static Global<Self>;
+
+    /// Creates device `name` on `netdev` and adds it to `devices`. ib_core
+    /// has already checked that `netdev` exists and that `name` is free.
+    fn new_link(devices: &Arc<Registry<Self>>, name: &CStr, netdev: &NetDevice) -> Result;
+}
+
+/// The registry of a driver's devices while its [`Registration`] exists.
+///
+/// # Invariants
+///
+/// Null, or a pointer from `Arc::into_raw` that owns one reference, set and
+/// cleared by a [`Registration<T>`].
+pub(crate) struct Global<T: Driver>(AtomicPtr<Registry<T>>);
+
+impl<T: Driver> Global<T> {
+    /// An empty slot, for a `static`.
+    pub(crate) const fn new() -> Self {
+        Self(AtomicPtr::new(null_mut()))
+    }
+}
+
+/// The driver's devices and its link type, registered together; dropping it
+/// unregisters the link type, then removes every device of the driver.
+pub(crate) struct Registration<T: NewLink> {
+    devices: Arc<Registry<T>>,
+    link: Option<LinkRegistration<T>>,
+}
+
+impl<T: NewLink> Registration<T> {
+    /// Registers link type `T::TYPE` for the devices of `module`.
+    pub(crate) fn new(module: &'static ThisModule) -> Result<Self> {
+        let devices = Registry::new(module)?;
+        let ptr = Arc::into_raw(devices.clone()).cast_mut();
+        // INVARIANT: The slot takes over the reference `into_raw` leaked.
+        if let Err(ptr) = T::global().0.compare_exchange(null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire) {
+            // SAFETY: Not stored: give the reference back.
+            drop(unsafe { Arc::from_raw(ptr) });
+            return Err(EBUSY);
+        }
+        let link = LinkRegistration::new().inspect_err(|_| T::global().clear())?;
+        Ok(Self { devices, link: Some(link) })
+    }
+}
+
+impl<T: Driver> Global<T> {
+    fn clear(&self) {
+        let ptr = self.0.swap(null_mut(), Ordering::AcqRel);
+        if !ptr.is_null() {
+            // SAFETY: By the type invariant the slot owned this reference.
+            drop(unsafe { Arc::from_raw(ptr) });
+        }
+    }
+}
+
+impl<T: NewLink> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // No new devices: this waits for `newlink` calls in flight.
+        drop(self.link.take());
+        self.devices.remove_all();
+        T::global().clear();
+    }
+}
+
+/// A registered link type; unregisters itself on drop.
+///
+/// # Invariants
+///
+/// `ops` is registered with `rdma_link_register` for the life of the object
+/// and pinned in memory.
+struct LinkRegistration<T: NewLink> {
+    ops: Pin<KBox<Opaque<bindings::rdma_link_ops>>>,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: Registration and unregistration may happen on any thread.
+unsafe impl<T: NewLink> Send for LinkRegistration<T> {}
+// SAFETY: The object has no methods that use `&self`.
+unsafe impl<T: NewLink> Sync for LinkRegistration<T> {}
+
+impl<T: NewLink> LinkRegistration<T> {
+    fn new() -> Result<Self> {
+        let ops = KBox::pin(
+            Opaque::new(bindings::rdma_link_ops {
+                type_: T::TYPE.as_char_ptr(),
+                newlink: Some(Self::newlink),
+                ..Default::default()
+            }),
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `ops` is pinned and stays registered until drop.
+        unsafe { bindings::rdma_link_register(ops.get()) };
+        // INVARIANT: Registered just above.
+        Ok(Self { ops, _p: PhantomData })
+    }
+
+    unsafe extern "C" fn newlink(name: *const ffi::c_char, netdev: *mut bindings::net_device) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a NUL-terminated name and a netdev it
+            // holds for the duration of the call.
+            let (name, netdev) = unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(netdev)) };
+            let ptr = T::global().0.load(Ordering::Acquire);
+            if ptr.is_null() {
+                return Err(ENODEV);
+            }
+            // SAFETY: By the invariant of `Global`, `ptr` came from
+            // `Arc::into_raw` and its reference is only given back after
+            // `rdma_link_unregister` has waited for this call.
+            let devices: Arc<Registry<T>> = unsafe { ArcBorrow::from_raw(ptr) }.into();
+            T::new_link(&devices, name, netdev)?;
+            Ok(0)
+        })
+    }
+}
+
+impl<T: NewLink> Drop for LinkRegistration<T> {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the ops are registered. This waits
+        // for newlink calls in flight.
+        unsafe { bindings::rdma_link_unregister(self.ops.get()) };
+    }
+}

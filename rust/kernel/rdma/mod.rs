@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RDMA core (`ib_core`): devices, their attributes, and link types.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+mod device;
+mod link;
+mod object;
+mod udata;
+
+pub(crate) use device::{Device, DeviceParams, Driver, Registry};
+pub(crate) use link::{Global, NewLink, Registration};
+pub(crate) use udata::UData;
+
+use crate::bindings;
+
+/// The driver id rdma-core's rxe provider binds to (`RDMA_DRIVER_RXE`).
+pub(crate) const DRIVER_ID_RXE: u32 = bindings::rdma_driver_id_RDMA_DRIVER_RXE;
+
+/// An InfiniBand path MTU (`enum ib_mtu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Mtu {
+    /// 256 bytes.
+    Mtu256 = bindings::ib_mtu_IB_MTU_256,
+    /// 512 bytes.
+    Mtu512 = bindings::ib_mtu_IB_MTU_512,
+    /// 1024 bytes.
+    Mtu1024 = bindings::ib_mtu_IB_MTU_1024,
+    /// 2048 bytes.
+    Mtu2048 = bindings::ib_mtu_IB_MTU_2048,
+    /// 4096 bytes.
+    Mtu4096 = bindings::ib_mtu_IB_MTU_4096,
+}
+
+impl Mtu {
+    /// The largest path MTU whose packets, with all RoCEv2 headers, fit in a
+    /// netdev MTU of `netdev_mtu` bytes (ib_core's `iboe_get_mtu`), or `None`
+    /// if not even 256 bytes fit.
+    pub(crate) fn for_netdev_mtu(netdev_mtu: u32) -> Option<Mtu> {
+        let netdev_mtu = i32::try_from(netdev_mtu).unwrap_or(i32::MAX);
+        // SAFETY: `iboe_get_mtu` is a pure function of its argument.
+        let mtu = unsafe { bindings::rroce_iboe_get_mtu(netdev_mtu) };
+        [Mtu::Mtu256, Mtu::Mtu512, Mtu::Mtu1024, Mtu::Mtu2048, Mtu::Mtu4096]
+            .into_iter()
+            .find(|m| *m as bindings::ib_mtu == mtu)
+    }
+
+    /// The MTU in bytes, as ib_core computes it.
+    pub(crate) fn bytes(self) -> u32 {
+        // SAFETY: `ib_mtu_enum_to_int` is a pure function of its argument,
+        // and `self` is a valid `enum ib_mtu` by construction.
+        let bytes = unsafe { bindings::rroce_ib_mtu_enum_to_int(self as bindings::ib_mtu) };
+        // A valid `enum ib_mtu` never maps to the C error value -1.
+        bytes.unsigned_abs()
+    }
+}
+
+/// The link layer of a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum LinkLayer {
+    /// Ethernet: RoCE.
+    Ethernet = bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET,
+}
+
+/// A port's logical state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum PortState {
+    /// Down.
+    Down = bindings::ib_port_state_IB_PORT_DOWN,
+    /// Active: can pass traffic.
+    Active = bindings::ib_port_state_IB_PORT_ACTIVE,
+}
+
+/// A port's physical state (`enum ib_port_phys_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum PhysState {
+    /// Administratively down.
+    Disabled = bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8,
+    /// Up, but no link yet.
+    Polling = bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING as u8,
+    /// Link up.
+    LinkUp = bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as u8,
+}
+
+/// Asynchronous port events (`enum ib_event_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum PortEvent {
+    /// The port became active.
+    Active = bindings::ib_event_type_IB_EVENT_PORT_ACTIVE,
+    /// The port left the active state.
+    Error = bindings::ib_event_type_IB_EVENT_PORT_ERR,
+}
+
+/// Converts a limit to the C `int` of the attribute structures.
+fn c_int(v: u32) -> kernel::ffi::c_int {
+    v.try_into().unwrap_or(kernel::ffi::c_int::MAX)
+}
+
+/// Device attributes and limits, as `ibv_devinfo -v` shows them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeviceAttr {
+    pub(crate) sys_image_guid: [u8; 8],
+    pub(crate) vendor_id: u32,
+    pub(crate) max_mr_size: u64,
+    pub(crate) page_size_cap: u64,
+    pub(crate) device_cap_flags: u64,
+    pub(crate) kernel_cap_flags: u64,
+    pub(crate) max_qp: u32,
+    pub(crate) max_qp_wr: u32,
+    pub(crate) max_send_sge: u32,
+    pub(crate) max_recv_sge: u32,
+    pub(crate) max_sge_rd: u32,
+    pub(crate) max_cq: u32,
+    pub(crate) max_cqe: u32,
+    pub(crate) max_mr: u32,
+    pub(crate) max_mw: u32,
+    pub(crate) max_pd: u32,
+    pub(crate) max_qp_rd_atom: u32,
+    pub(crate) max_qp_init_rd_atom: u32,
+    pub(crate) max_res_rd_atom: u32,
+    pub(crate) atomic_hca: bool,
+    pub(crate) max_ah: u32,
+    pub(crate) max_srq: u32,
+    pub(crate) max_srq_wr: u32,
+    pub(crate) max_srq_sge: u32,
+    pub(crate) max_fast_reg_page_list_len: u32,
+    pub(crate) max_pkeys: u16,
+    pub(crate) local_ca_ack_delay: u8,
+}
+
+impl DeviceAttr {
+    fn write_to(&self, a: &mut bindings::ib_device_attr) {
+        a.sys_image_guid = u64::from_ne_bytes(self.sys_image_guid);
+        a.vendor_id = self.vendor_id;
+        a.max_mr_size = self.max_mr_size;
+        a.page_size_cap = self.page_size_cap;
+        a.device_cap_flags = self.device_cap_flags;
+        a.kernel_cap_flags = self.kernel_cap_flags;
+        a.max_qp = c_int(self.max_qp);
+        a.max_qp_wr = c_int(self.max_qp_wr);
+        a.max_send_sge = c_int(self.max_send_sge);
+        a.max_recv_sge = c_int(self.max_recv_sge);
+        a.max_sge_rd = c_int(self.max_sge_rd);
+        a.max_cq = c_int(self.max_cq);
+        a.max_cqe = c_int(self.max_cqe);
+        a.max_mr = c_int(self.max_mr);
+        a.max_mw = c_int(self.max_mw);
+        a.max_pd = c_int(self.max_pd);
+        a.max_qp_rd_atom = c_int(self.max_qp_rd_atom);
+        a.max_qp_init_rd_atom = c_int(self.max_qp_init_rd_atom);
+        a.max_res_rd_atom = c_int(self.max_res_rd_atom);
+        a.atomic_cap = if self.atomic_hca {
+            bindings::ib_atomic_cap_IB_ATOMIC_HCA
+        } else {
+            bindings::ib_atomic_cap_IB_ATOMIC_NONE
+        };
+        a.max_ah = c_int(self.max_ah);
+        a.max_srq = c_int(self.max_srq);
+        a.max_srq_wr = c_int(self.max_srq_wr);
+        a.max_srq_sge = c_int(self.max_srq_sge);
+        a.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
+        a.max_pkeys = self.max_pkeys;
+        a.local_ca_ack_delay = self.local_ca_ack_delay;
+    }
+}
+
+/// `IBK_ALLOW_USER_UNREG`: `rdma link delete` may remove the device.
+pub(crate) const KERNEL_CAP_ALLOW_USER_UNREG: u64 = bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;
+
+/// Port attributes; the link speed and width come from the netdev.
+#[derive(Clone, Debug)]
+pub(crate) struct PortAttr {
+    pub(crate) state: PortState,
+    pub(crate) phys_state: PhysState,
+    pub(crate) max_mtu: Mtu,
+    pub(crate) active_mtu: Mtu,
+    pub(crate) gid_tbl_len: u32,
+    pub(crate) pkey_tbl_len: u16,
+    pub(crate) max_msg_sz: u32,
+    pub(crate) port_cap_flags: u32,
+    pub(crate) max_vl_num: u8,
+}
+
+impl PortAttr {
+    fn write_to(&self, a: &mut bindings::ib_port_attr) {
+        a.state = self.state as bindings::ib_port_state;
+        a.phys_state = self.phys_state as u8;
+        a.max_mtu = self.max_mtu as bindings::ib_mtu;
+        a.active_mtu = self.active_mtu as bindings::ib_mtu;
+        a.phys_mtu = self.max_mtu.bytes();
+        a.gid_tbl_len = c_int(self.gid_tbl_len);
+        a.pkey_tbl_len = self.pkey_tbl_len;
+        a.max_msg_sz = self.max_msg_sz;
+        a.port_cap_flags = self.port_cap_flags;
+        a.max_vl_num = self.max_vl_num;
+    }
+}
+
+/// `IB_PORT_CM_SUP`: the port supports connection management (rdma_cm).
+pub(crate) const PORT_CAP_CM_SUP: u32 = bindings::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
+
+/// What never changes about a port.
+#[derive(Clone, Debug)]
+pub(crate) struct PortImmutable {
+    pub(crate) pkey_tbl_len: u32,
+    pub(crate) gid_tbl_len: u32,
+    /// `RDMA_CORE_PORT_*`: which protocols the port speaks.
+    pub(crate) core_cap_flags: u32,
+    pub(crate) max_mad_size: u32,
+}
+
+impl PortImmutable {
+    fn write_to(&self, p: &mut bindings::ib_port_immutable) {
+        p.pkey_tbl_len = c_int(self.pkey_tbl_len);
+        p.gid_tbl_len = c_int(self.gid_tbl_len);
+        p.core_cap_flags = self.core_cap_flags;
+        p.max_mad_size = self.max_mad_size;
+    }
+}
+
+/// `RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP`: RoCEv2, RDMA over UDP.
+pub(crate) const CORE_PORT_ROCE_UDP_ENCAP: u32 = bindings::RROCE_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+/// `IB_MGMT_MAD_SIZE`.
+pub(crate) const MGMT_MAD_SIZE: u32 = bindings::IB_MGMT_MAD_SIZE;
+/// `IB_DEFAULT_PKEY_FULL`: the one P_Key of a RoCE port.
+pub(crate) const DEFAULT_PKEY_FULL: u16 = bindings::IB_DEFAULT_PKEY_FULL as u16;
+
+/// The uverbs "write" commands a device may enable on top of those ib_core
+/// infers (`enum ib_uverbs_write_cmds`), as bits of `uverbs_cmd_mask`.
+pub(crate) mod uverbs_cmd {
+    use crate::bindings;
+    /// `IB_USER_VERBS_CMD_POST_SEND`: the rxe provider's doorbell.
+    pub(crate) const POST_SEND: u64 = 1 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND;
+    /// `IB_USER_VERBS_CMD_REQ_NOTIFY_CQ`.
+    pub(crate) const REQ_NOTIFY_CQ: u64 = 1 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ;
+}
