@@ -6,6 +6,7 @@
 #   make demo         set up, build, boot two VMs and show RDMA traffic between them
 #   make setup        install what is missing (Debian packages, bindgen)
 #   make kernel       build the test kernel, or reuse the cached one
+#   make check        rustfmt and clippy (CLIPPY=1), warnings are errors
 #   make clean
 #
 # KDIR=/path/to/kernel/build builds against another kernel with CONFIG_RUST=y;
@@ -16,6 +17,8 @@ RROCE_KCONFIG ?= test
 export RROCE_KCONFIG
 RUSTC ?= /usr/bin/rustc
 RUSTDOC ?= /usr/bin/rustdoc
+CLIPPY_DRIVER ?= /usr/bin/clippy-driver
+RUSTFMT ?= /usr/bin/rustfmt
 BINDGEN ?= $(shell . scripts/env.sh && echo $$BINDGEN)
 export RUSTC RUSTDOC BINDGEN
 
@@ -33,11 +36,19 @@ KCC := $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' "$(KDIR)/.config"),clang,gcc
 
 SELFTESTS := tools/testing/selftests/rroce
 
-.PHONY: modules setup kernel test test-debug demo clean
+.PHONY: modules setup kernel check test test-debug demo clean
 modules:
 	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
 	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
-		BINDGEN="$(BINDGEN)" modules
+		CLIPPY_DRIVER="$(CLIPPY_DRIVER)" BINDGEN="$(BINDGEN)" modules
+
+# The kernel's own rustfmt configuration, from its source tree.
+RUSTFMT_CONFIG = $(firstword $(wildcard $(KDIR)/source/.rustfmt.toml $(KDIR)/.rustfmt.toml))
+
+check:
+	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
+	$(RUSTFMT) --edition 2021 --config-path "$(RUSTFMT_CONFIG)" --check $(shell git ls-files '*.rs')
+	@$(MAKE) --no-print-directory modules CLIPPY=1
 
 setup:
 	@scripts/setup.sh
@@ -48,6 +59,7 @@ kernel: setup
 # Each step is a fresh make, so that KDIR is worked out after the kernel exists.
 test:
 	@$(MAKE) --no-print-directory kernel
+	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory modules
 	@$(SELFTESTS)/run_tests.sh
 

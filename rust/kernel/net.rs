@@ -197,9 +197,15 @@ impl<T: NetdevNotifier> NotifierRegistration<T> {
         // drop below undoes.
         kernel::error::to_result(unsafe { bindings::register_netdevice_notifier(block.get()) })?;
         // INVARIANT: Registered just above.
-        Ok(Self { block, _p: PhantomData })
+        Ok(Self {
+            block,
+            _p: PhantomData,
+        })
     }
 
+    /// # Safety
+    ///
+    /// Called by the netdevice notifier chain with a `netdev_notifier_info`.
     unsafe extern "C" fn callback(
         _block: *mut bindings::notifier_block,
         event: ffi::c_ulong,
@@ -208,7 +214,9 @@ impl<T: NetdevNotifier> NotifierRegistration<T> {
         // SAFETY: The netdevice notifier chain passes a `netdev_notifier_info`.
         let dev = unsafe { bindings::rroce_netdev_notifier_info_to_dev(info) };
         // SAFETY: The core holds the device for the duration of the callback.
-        T::notify(NetdevEvent::from_raw(event), unsafe { NetDevice::from_raw(dev) });
+        T::notify(NetdevEvent::from_raw(event), unsafe {
+            NetDevice::from_raw(dev)
+        });
         bindings::NOTIFY_DONE as ffi::c_int
     }
 }

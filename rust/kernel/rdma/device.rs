@@ -20,8 +20,7 @@ use crate::{
 use core::{marker::PhantomData, ptr::addr_of_mut};
 use kernel::{
     error::{from_result, to_result},
-    ffi,
-    new_mutex,
+    ffi, new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
     types::Opaque,
@@ -212,7 +211,11 @@ impl<T: Driver> Registry<T> {
     }
 
     /// Creates and registers a device with data `init`.
-    pub(crate) fn add(self: &Arc<Self>, params: &DeviceParams<'_>, init: impl PinInit<T, Error>) -> Result {
+    pub(crate) fn add(
+        self: &Arc<Self>,
+        params: &DeviceParams<'_>,
+        init: impl PinInit<T, Error>,
+    ) -> Result {
         let size = core::mem::size_of::<Container<T>>();
         const { assert!(core::mem::align_of::<Container<T>>() <= 8) };
         // SAFETY: Allocates a zeroed `ib_device` at the start of `size` bytes.
@@ -249,17 +252,24 @@ impl<T: Driver> Registry<T> {
                 *dst = *src as ffi::c_char;
             }
         }
-        self.devices.lock().push(RawDevice(ib), GFP_KERNEL).inspect_err(|_| {
-            // SAFETY: Not registered; `dealloc_driver` drops the data.
-            unsafe { bindings::ib_dealloc_device(ib) };
-        })?;
+        self.devices
+            .lock()
+            .push(RawDevice(ib), GFP_KERNEL)
+            .inspect_err(|_| {
+                // SAFETY: Not registered; `dealloc_driver` drops the data.
+                unsafe { bindings::ib_dealloc_device(ib) };
+            })?;
 
         // SAFETY: `ib` is valid and `netdev` is alive; on failure nothing
         // has been registered, so the device is ours to free.
         let err = unsafe {
             let mut err = bindings::ib_device_set_netdev(ib, params.netdev.as_raw(), 1);
             if err == 0 {
-                err = bindings::ib_register_device(ib, params.name.as_char_ptr(), core::ptr::null_mut());
+                err = bindings::ib_register_device(
+                    ib,
+                    params.name.as_char_ptr(),
+                    core::ptr::null_mut(),
+                );
             }
             if err != 0 {
                 bindings::ib_dealloc_device(ib);
@@ -339,6 +349,9 @@ impl<T: Driver> Adapter<T> {
         unsafe { Device::from_raw(ib) }
     }
 
+    /// # Safety
+    ///
+    /// Called by `ib_dealloc_device`, once, for one of our devices.
     unsafe extern "C" fn dealloc_driver(ib: *mut bindings::ib_device) {
         let container = ib.cast::<Container<T>>();
         // SAFETY: Called once, from `ib_dealloc_device`, after which ib_core
@@ -350,6 +363,9 @@ impl<T: Driver> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
     unsafe extern "C" fn query_device(
         ib: *mut bindings::ib_device,
         attr: *mut bindings::ib_device_attr,
@@ -365,6 +381,9 @@ impl<T: Driver> Adapter<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
     unsafe extern "C" fn query_port(
         ib: *mut bindings::ib_device,
         port: u32,
@@ -382,13 +401,21 @@ impl<T: Driver> Adapter<T> {
                 // speed to report, and the driver has said it is down.
                 // SAFETY: The device is ours and alive; the outputs are fields of `attr`.
                 let _ = unsafe {
-                    bindings::ib_get_eth_speed(ib, port, &mut attr.active_speed, &mut attr.active_width)
+                    bindings::ib_get_eth_speed(
+                        ib,
+                        port,
+                        &mut attr.active_speed,
+                        &mut attr.active_width,
+                    )
                 };
             }
             Ok(0)
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
     unsafe extern "C" fn query_pkey(
         ib: *mut bindings::ib_device,
         port: u32,
@@ -402,6 +429,9 @@ impl<T: Driver> Adapter<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
     unsafe extern "C" fn get_port_immutable(
         ib: *mut bindings::ib_device,
         port: u32,
@@ -416,10 +446,19 @@ impl<T: Driver> Adapter<T> {
         })
     }
 
-    unsafe extern "C" fn get_link_layer(_ib: *mut bindings::ib_device, _port: u32) -> bindings::rdma_link_layer {
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    unsafe extern "C" fn get_link_layer(
+        _ib: *mut bindings::ib_device,
+        _port: u32,
+    ) -> bindings::rdma_link_layer {
         T::LINK_LAYER as bindings::rdma_link_layer
     }
 
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
     unsafe extern "C" fn alloc_ucontext(
         uctx: *mut bindings::ib_ucontext,
         udata: *mut bindings::ib_udata,
@@ -428,13 +467,17 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: ib_core passes a zeroed context of `size_ib_ucontext`
             // bytes whose `device` is ours, and a valid udata.
             unsafe {
-                let data = T::alloc_ucontext(Self::device((*uctx).device), &UData::from_raw(udata))?;
+                let data =
+                    T::alloc_ucontext(Self::device((*uctx).device), &UData::from_raw(udata))?;
                 UContextObject::<T>::write(uctx, data);
             }
             Ok(0)
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
     unsafe extern "C" fn dealloc_ucontext(uctx: *mut bindings::ib_ucontext) {
         // SAFETY: ib_core deallocates a context once, after a successful alloc.
         unsafe { UContextObject::<T>::drop_data(uctx) };
@@ -444,9 +487,19 @@ impl<T: Driver> Adapter<T> {
     /// close it: uverbs sends them `IB_EVENT_DEVICE_FATAL` and cuts them off.
     /// ib_core itself revokes what was mapped through `rdma_user_mmap_*`, so
     /// there is nothing left for the driver to do.
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
     unsafe extern "C" fn disassociate_ucontext(_uctx: *mut bindings::ib_ucontext) {}
 
-    unsafe extern "C" fn alloc_pd(pd: *mut bindings::ib_pd, udata: *mut bindings::ib_udata) -> ffi::c_int {
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    unsafe extern "C" fn alloc_pd(
+        pd: *mut bindings::ib_pd,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
         from_result(|| {
             // SAFETY: As for `alloc_ucontext`, with `size_ib_pd`.
             unsafe {
@@ -457,7 +510,13 @@ impl<T: Driver> Adapter<T> {
         })
     }
 
-    unsafe extern "C" fn dealloc_pd(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> ffi::c_int {
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    unsafe extern "C" fn dealloc_pd(
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
         // SAFETY: ib_core deallocates a PD once, after a successful alloc.
         unsafe { PdObject::<T>::drop_data(pd) };
         0

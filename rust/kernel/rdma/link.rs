@@ -61,13 +61,20 @@ impl<T: NewLink> Registration<T> {
         let devices = Registry::new(module)?;
         let ptr = Arc::into_raw(devices.clone()).cast_mut();
         // INVARIANT: The slot takes over the reference `into_raw` leaked.
-        if let Err(ptr) = T::global().0.compare_exchange(null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire) {
+        if let Err(ptr) =
+            T::global()
+                .0
+                .compare_exchange(null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire)
+        {
             // SAFETY: Not stored: give the reference back.
             drop(unsafe { Arc::from_raw(ptr) });
             return Err(EBUSY);
         }
         let link = LinkRegistration::new().inspect_err(|_| T::global().clear())?;
-        Ok(Self { devices, link: Some(link) })
+        Ok(Self {
+            devices,
+            link: Some(link),
+        })
     }
 }
 
@@ -119,14 +126,24 @@ impl<T: NewLink> LinkRegistration<T> {
         // SAFETY: `ops` is pinned and stays registered until drop.
         unsafe { bindings::rdma_link_register(ops.get()) };
         // INVARIANT: Registered just above.
-        Ok(Self { ops, _p: PhantomData })
+        Ok(Self {
+            ops,
+            _p: PhantomData,
+        })
     }
 
-    unsafe extern "C" fn newlink(name: *const ffi::c_char, netdev: *mut bindings::net_device) -> ffi::c_int {
+    /// # Safety
+    ///
+    /// Called by ib_core's netlink handler with a valid name and netdev.
+    unsafe extern "C" fn newlink(
+        name: *const ffi::c_char,
+        netdev: *mut bindings::net_device,
+    ) -> ffi::c_int {
         from_result(|| {
             // SAFETY: ib_core passes a NUL-terminated name and a netdev it
             // holds for the duration of the call.
-            let (name, netdev) = unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(netdev)) };
+            let (name, netdev) =
+                unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(netdev)) };
             let ptr = T::global().0.load(Ordering::Acquire);
             if ptr.is_null() {
                 return Err(ENODEV);

@@ -42,9 +42,15 @@ impl Mtu {
         let netdev_mtu = i32::try_from(netdev_mtu).unwrap_or(i32::MAX);
         // SAFETY: `iboe_get_mtu` is a pure function of its argument.
         let mtu = unsafe { bindings::rroce_iboe_get_mtu(netdev_mtu) };
-        [Mtu::Mtu256, Mtu::Mtu512, Mtu::Mtu1024, Mtu::Mtu2048, Mtu::Mtu4096]
-            .into_iter()
-            .find(|m| *m as bindings::ib_mtu == mtu)
+        [
+            Mtu::Mtu256,
+            Mtu::Mtu512,
+            Mtu::Mtu1024,
+            Mtu::Mtu2048,
+            Mtu::Mtu4096,
+        ]
+        .into_iter()
+        .find(|m| *m as bindings::ib_mtu == mtu)
     }
 
     /// The MTU in bytes, as ib_core computes it.
@@ -171,7 +177,8 @@ impl DeviceAttr {
 }
 
 /// `IBK_ALLOW_USER_UNREG`: `rdma link delete` may remove the device.
-pub(crate) const KERNEL_CAP_ALLOW_USER_UNREG: u64 = bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;
+pub(crate) const KERNEL_CAP_ALLOW_USER_UNREG: u64 =
+    bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;
 
 /// Port attributes; the link speed and width come from the netdev.
 #[derive(Clone, Debug)]
@@ -236,7 +243,9 @@ pub(crate) const DEFAULT_PKEY_FULL: u16 = bindings::IB_DEFAULT_PKEY_FULL as u16;
 pub(crate) mod uverbs_cmd {
     use crate::bindings;
     /// `IB_USER_VERBS_CMD_POST_SEND`: the rxe provider's doorbell.
-    pub(crate) const POST_SEND: u64 = 1 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND;
+    pub(crate) const POST_SEND: u64 =
+        1 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND;
     /// `IB_USER_VERBS_CMD_REQ_NOTIFY_CQ`.
-    pub(crate) const REQ_NOTIFY_CQ: u64 = 1 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ;
+    pub(crate) const REQ_NOTIFY_CQ: u64 =
+        1 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ;
 }

@@ -9,8 +9,8 @@
 use crate::kernel_ext::{
     net::NetDevice,
     rdma::{
-        self, uverbs_cmd, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer, Mtu, NewLink,
-        PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry, UData,
+        self, uverbs_cmd, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer, Mtu,
+        NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry, UData,
     },
 };
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -56,7 +56,11 @@ impl RroceDevice {
     pub(crate) fn update_port_state(dev: &Device<Self>, netdev: &NetDevice) {
         let active = Self::port_state(netdev).0 == PortState::Active;
         if dev.data().port_active.swap(active, Ordering::AcqRel) != active {
-            let event = if active { PortEvent::Active } else { PortEvent::Error };
+            let event = if active {
+                PortEvent::Active
+            } else {
+                PortEvent::Error
+            };
             dev.dispatch_port_event(PORT, event);
             pr_info!(
                 "{}: port {}\n",
@@ -113,7 +117,9 @@ impl Driver for RroceDevice {
             .as_deref()
             .map_or((PortState::Down, PhysState::Disabled), Self::port_state);
         // A netdev too small even for 256-byte packets cannot carry RoCE.
-        let active_mtu = netdev.and_then(|n| Mtu::for_netdev_mtu(n.mtu())).unwrap_or(Mtu::Mtu256);
+        let active_mtu = netdev
+            .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
+            .unwrap_or(Mtu::Mtu256);
         Ok(PortAttr {
             state,
             phys_state,
@@ -167,7 +173,10 @@ impl NewLink for RroceDevice {
             return Err(EINVAL);
         }
         if netdev.is_vlan() {
-            pr_err!("{}: a VLAN; add the device on the real netdev\n", netdev.name());
+            pr_err!(
+                "{}: a VLAN; add the device on the real netdev\n",
+                netdev.name()
+            );
             return Err(EINVAL);
         }
         if Device::<Self>::exists_on(netdev) {
