@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RoCEv2 protocol core: wire formats and the arithmetic around them.
+//!
+//! Everything here is plain `core` Rust without kernel dependencies, so the
+//! same files build into the module and into a host crate
+//! (`tools/proto-host`) where they are unit tested and fuzzed. Parsers take
+//! untrusted bytes and return a typed value or a reason, and never panic;
+//! builders write into buffers the caller provides.
+//!
+//! The formats follow the InfiniBand Architecture Specification and, where it
+//! leaves room, what `rdma_rxe` puts on the wire, because rroce must talk to
+//! it.
+//!
+//! ```text
+//! post_send -> requester: Opcode + Headers::write -> icrc::compute -> UDP
+//! UDP -> icrc::verify -> Packet::parse -> responder / completer (Psn, Aeth)
+//! user rings (send, recv, completion queues) -> queue::Ring index math
+//! ```
+
+pub(crate) mod headers;
+pub(crate) mod icrc;
+pub(crate) mod opcode;
+pub(crate) mod packet;
+pub(crate) mod psn;
+pub(crate) mod queue;
+mod wire;
