@@ -7,6 +7,7 @@
 #   make setup        install what is missing (Debian packages, bindgen)
 #   make kernel       build the test kernel, or reuse the cached one
 #   make check        rustfmt and clippy (CLIPPY=1), warnings are errors
+#   make proto-test   unit tests of the protocol core, on the host (cargo)
 #   make clean
 #
 # KDIR=/path/to/kernel/build builds against another kernel with CONFIG_RUST=y;
@@ -22,13 +23,14 @@ RUSTFMT ?= /usr/bin/rustfmt
 BINDGEN ?= $(shell . scripts/env.sh && echo $$BINDGEN)
 export RUSTC RUSTDOC BINDGEN
 
+# Not exported: each sub-make works the default out anew, after `make kernel`
+# may have changed what it is (e.g. by installing bindgen, part of the key).
 ifeq ($(origin KDIR),undefined)
 KDIR := $(shell scripts/kernel.sh dir 2>/dev/null)
 KDIR_ORIGIN := default
 else
 KDIR_ORIGIN := given
 endif
-export KDIR
 
 # A module is compiled by the kernel's own C compiler (the debug kernel is
 # built with clang).
@@ -36,7 +38,7 @@ KCC := $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' "$(KDIR)/.config"),clang,gcc
 
 SELFTESTS := tools/testing/selftests/rroce
 
-.PHONY: modules setup kernel check test test-debug demo clean
+.PHONY: modules setup kernel check proto-test test test-debug demo clean
 modules:
 	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
 	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
@@ -50,6 +52,10 @@ check:
 	$(RUSTFMT) --edition 2021 --config-path "$(RUSTFMT_CONFIG)" --check $(shell git ls-files '*.rs')
 	@$(MAKE) --no-print-directory modules CLIPPY=1
 
+# The protocol core (drivers/infiniband/sw/rroce/proto) builds on the host too.
+proto-test:
+	cd tools/proto-host && cargo test --locked --quiet
+
 setup:
 	@scripts/setup.sh
 
@@ -61,7 +67,8 @@ test:
 	@$(MAKE) --no-print-directory kernel
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory modules
-	@$(SELFTESTS)/run_tests.sh
+	@$(MAKE) --no-print-directory proto-test
+	@$(if $(filter given,$(KDIR_ORIGIN)),KDIR="$(KDIR)") $(SELFTESTS)/run_tests.sh
 
 test-debug:
 	@$(MAKE) --no-print-directory test RROCE_KCONFIG=debug
@@ -69,7 +76,7 @@ test-debug:
 demo:
 	@$(MAKE) --no-print-directory kernel
 	@$(MAKE) --no-print-directory modules
-	@scripts/demo.sh
+	@$(if $(filter given,$(KDIR_ORIGIN)),KDIR="$(KDIR)") scripts/demo.sh
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) clean; fi

@@ -42,3 +42,34 @@ struct net_device *rroce_netdev_notifier_info_to_dev(void *info)
 {
 	return netdev_notifier_info_to_dev(info);
 }
+
+/*
+ * A kernel UDP socket on @port of the initial network namespace whose
+ * datagrams go to @rcv (udp_sock_create() is static inline, and its
+ * configuration has bitfields Rust cannot set).
+ */
+int rroce_udp_tunnel_open(bool ipv6, u16 port, udp_tunnel_encap_rcv_t rcv,
+			  struct socket **sockp)
+{
+	struct udp_port_cfg udp_cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.ipv6_v6only = ipv6,
+		.local_udp_port = htons(port),
+	};
+	struct udp_tunnel_sock_cfg tnl_cfg = {
+		.encap_type = 1,
+		.encap_rcv = rcv,
+	};
+	int err;
+
+	err = udp_sock_create(&init_net, &udp_cfg, sockp);
+	if (err)
+		return err;
+	setup_udp_tunnel_sock(&init_net, *sockp, &tnl_cfg);
+	return 0;
+}
+
+void rroce_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}

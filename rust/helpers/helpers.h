@@ -7,6 +7,7 @@
 #define RROCE_HELPERS_H
 
 #include <linux/netdevice.h>
+#include <net/udp_tunnel.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
 
@@ -18,5 +19,9 @@ bool rroce_netif_oper_up(const struct net_device *dev);
 bool rroce_is_vlan_dev(const struct net_device *dev);
 void rroce_netdev_eui64(const struct net_device *dev, u8 *eui);
 struct net_device *rroce_netdev_notifier_info_to_dev(void *info);
+
+int rroce_udp_tunnel_open(bool ipv6, u16 port, udp_tunnel_encap_rcv_t rcv,
+			  struct socket **sockp);
+void rroce_kfree_skb(struct sk_buff *skb);
 
 #endif

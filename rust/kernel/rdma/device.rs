@@ -33,6 +33,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type UContext: Send + Sync;
     /// Per-protection-domain data.
     type Pd: Send + Sync;
+    /// State all devices of the driver share, e.g. their sockets.
+    type Shared: Send + Sync;
 
     /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
     /// provider library by it.
@@ -193,21 +195,30 @@ unsafe impl Send for RawDevice {}
 pub(crate) struct Registry<T: Driver> {
     #[pin]
     devices: Mutex<KVec<RawDevice>>,
+    #[pin]
+    shared: T::Shared,
     module: &'static ThisModule,
-    _p: PhantomData<T>,
 }
 
 impl<T: Driver> Registry<T> {
     /// An empty registry for the devices of `module`.
-    pub(crate) fn new(module: &'static ThisModule) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        module: &'static ThisModule,
+        shared: impl PinInit<T::Shared, Error>,
+    ) -> Result<Arc<Self>> {
         Arc::pin_init(
-            pin_init!(Self {
+            try_pin_init!(Self {
                 devices <- new_mutex!(KVec::new()),
+                shared <- shared,
                 module,
-                _p: PhantomData,
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// The state all devices share.
+    pub(crate) fn shared(&self) -> &T::Shared {
+        &self.shared
     }
 
     /// Creates and registers a device with data `init`.

@@ -56,9 +56,13 @@ pub(crate) struct Registration<T: NewLink> {
 }
 
 impl<T: NewLink> Registration<T> {
-    /// Registers link type `T::TYPE` for the devices of `module`.
-    pub(crate) fn new(module: &'static ThisModule) -> Result<Self> {
-        let devices = Registry::new(module)?;
+    /// Registers link type `T::TYPE` for the devices of `module`, which
+    /// share `shared`.
+    pub(crate) fn new(
+        module: &'static ThisModule,
+        shared: impl PinInit<T::Shared, Error>,
+    ) -> Result<Self> {
+        let devices = Registry::new(module, shared)?;
         let ptr = Arc::into_raw(devices.clone()).cast_mut();
         // INVARIANT: The slot takes over the reference `into_raw` leaked.
         if let Err(ptr) =

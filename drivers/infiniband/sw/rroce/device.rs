@@ -13,6 +13,7 @@ use crate::kernel_ext::{
         NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry, UData,
     },
 };
+use crate::udp::{Transport, TransportUse};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
 
@@ -30,6 +31,8 @@ const MAX_MSG_SIZE: u32 = 1 << 31;
 
 /// Per-device state.
 pub(crate) struct RroceDevice {
+    /// Keeps the RoCEv2 sockets open.
+    _transport: TransportUse,
     /// The port state last announced with an event, so a netdev event that
     /// changes nothing announces nothing.
     port_active: AtomicBool,
@@ -83,6 +86,7 @@ fn check_port(port: u32) -> Result {
 impl Driver for RroceDevice {
     type UContext = ();
     type Pd = ();
+    type Shared = Transport;
 
     const DRIVER_ID: u32 = rdma::DRIVER_ID_RXE;
     const UVERBS_ABI_VERSION: u32 = UVERBS_ABI_VERSION;
@@ -183,6 +187,7 @@ impl NewLink for RroceDevice {
             pr_err!("{}: already has an rxe or rroce device\n", netdev.name());
             return Err(EEXIST);
         }
+        let transport = TransportUse::new(devices)?;
         let guid = netdev.eui64();
         let (state, _) = Self::port_state(netdev);
         devices.add(
@@ -193,6 +198,7 @@ impl NewLink for RroceDevice {
                 node_guid: guid,
             },
             Self {
+                _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,
             },

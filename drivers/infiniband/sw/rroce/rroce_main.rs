@@ -19,6 +19,7 @@ mod kernel_ext;
 
 mod device;
 mod netdev;
+mod udp;
 
 use kernel_ext::{net::NotifierRegistration, rdma};
 
@@ -39,7 +40,7 @@ struct Rroce {
 
 impl kernel::Module for Rroce {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let devices = rdma::Registration::new(module)?;
+        let devices = rdma::Registration::new(module, udp::Transport::new())?;
         let netdev_events = NotifierRegistration::new()?;
         pr_info!("loaded\n");
         Ok(Rroce {

@@ -10,9 +10,9 @@
 vm_main 1
 
 require_cmd rdma ibv_devices ibv_devinfo ip
-ktap_plan 19
+ktap_plan 21
 modprobe -a ib_core ib_uverbs || ktap_skip_all "the RDMA core modules do not load"
-insmod "$RROCE_KO"
+load_rroce
 ktap_result $? "insmod rroce.ko"
 
 port_field() { ibv_devinfo -d "$1" | sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -n 1; }
@@ -27,8 +27,11 @@ wait_port() {
 	return 1
 }
 
-run rdma link add rroce0 type rroce netdev eth0
-ktap_result $? "rdma link add rroce0 type rroce netdev eth0"
+# udp_port_bound: something listens on UDP port 4791 (IPv4 and IPv6).
+udp_port_bound() { [ "$(ss -Huln 'sport = :4791' | wc -l)" = 2 ]; }
+
+! udp_port_bound && run rdma link add rroce0 type rroce netdev eth0 && udp_port_bound
+ktap_result $? "rdma link add rroce0 type rroce netdev eth0, which binds UDP port 4791"
 
 run ibv_devices && grep -q 'rroce0' <<<"$RUN_OUTPUT"
 ktap_result $? "ibv_devices lists rroce0"
@@ -85,8 +88,16 @@ ktap_result $? "a non-Ethernet netdev (lo): EINVAL"
 ! run rdma link add rroce9 type rroce netdev nosuchdev && ! [ -e /sys/class/infiniband/rroce9 ]
 ktap_result $? "a missing netdev: refused, nothing created"
 
-run rdma link delete rroce0 && ! [ -e /sys/class/infiniband/rroce0 ]
-ktap_result $? "rdma link delete rroce0"
+run rdma link delete rroce0 && ! [ -e /sys/class/infiniband/rroce0 ] && ! udp_port_bound
+ktap_result $? "rdma link delete rroce0, which frees UDP port 4791"
+
+# The C rxe binds port 4791 as soon as it is loaded.
+modprobe rdma_rxe && expect_errno 'Address already in use' rdma link add rroce9 type rroce netdev eth0 &&
+	! [ -e /sys/class/infiniband/rroce9 ]
+ktap_result $? "UDP port 4791 taken (rdma_rxe loaded): EADDRINUSE, nothing created"
+dmesg | grep -q 'rroce: UDP port 4791 is taken'
+ktap_result $? "the log names the cause"
+rmmod rdma_rxe
 
 modprobe dummy numdummies=0 && ip link add rrtest0 type dummy && ip link set rrtest0 up &&
 	rdma link add rroce1 type rroce netdev rrtest0 && [ -e /sys/class/infiniband/rroce1 ]

@@ -40,6 +40,14 @@ ktap_result() { if [ "$1" = 0 ]; then ktap_ok "${@:2}"; else ktap_fail "${@:2}";
 ktap_skip_all() { echo "1..0 # SKIP $*"; exit $KSFT_SKIP; }
 ktap_finish() { [ $ktap_failed = 0 ] && exit $KSFT_PASS; exit $KSFT_FAIL; }
 
+# load_rroce: insmod rroce.ko after the modules it depends on (insmod does
+# not resolve dependencies, and rroce.ko is not in the VM's module tree).
+load_rroce() {
+	local deps
+	deps=$(modinfo -F depends "$RROCE_KO") || return 1
+	modprobe -a ${deps//,/ } && insmod "$RROCE_KO"
+}
+
 # A failed precondition in the VM, not a failed test: exit 4.
 require_cmd() {
 	local cmd

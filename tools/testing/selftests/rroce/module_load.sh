@@ -17,7 +17,7 @@ modprobe -a ib_core ib_uverbs || ktap_skip_all "the RDMA core modules do not loa
 
 ok=0
 for i in $(seq $ROUNDS); do
-	insmod "$RROCE_KO" || break
+	load_rroce || break
 	rmmod rroce || break
 	ok=$i
 done

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Network devices and their notifier chain.
+//! Networking: network devices and their notifier chain, socket buffers,
+//! UDP tunnel sockets.
 //!
-//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h)
+//! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
+//! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
+
+pub(crate) mod udp_tunnel;
 
 use crate::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
@@ -225,5 +229,39 @@ impl<T: NetdevNotifier> Drop for NotifierRegistration<T> {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the block is registered.
         unsafe { bindings::unregister_netdevice_notifier(self.block.get()) };
+    }
+}
+
+/// `EADDRINUSE`, which the `kernel` crate does not name yet.
+pub(crate) fn eaddrinuse() -> Error {
+    Error::from_errno(-(bindings::EADDRINUSE as i32))
+}
+
+/// A socket buffer (`struct sk_buff`) that we own; freed on drop.
+///
+/// # Invariants
+///
+/// The pointer is a valid skb that nobody else frees.
+pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
+
+// SAFETY: An owned skb may be processed and freed on any thread.
+unsafe impl Send for SkBuff {}
+
+impl SkBuff {
+    /// Takes ownership of `skb`.
+    ///
+    /// # Safety
+    ///
+    /// `skb` is null or a valid skb whose ownership the caller hands over.
+    pub(crate) unsafe fn from_raw(skb: *mut bindings::sk_buff) -> Option<Self> {
+        // INVARIANT: Guaranteed by the caller.
+        NonNull::new(skb).map(Self)
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own the skb.
+        unsafe { bindings::rroce_kfree_skb(self.0.as_ptr()) };
     }
 }
