@@ -10,7 +10,7 @@ pub(crate) mod udp_tunnel;
 
 use crate::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{prelude::*, types::Opaque};
+use kernel::{ffi, prelude::*, types::Opaque};
 
 /// A network device (`struct net_device`), borrowed.
 ///
@@ -161,8 +161,6 @@ impl NetdevEvent {
         }
     }
 }
-
-use kernel::ffi;
 
 /// Reacts to events of every network device in the system.
 pub(crate) trait NetdevNotifier {
