@@ -48,6 +48,13 @@ ip addr add "$RROCE_IP4/24" dev eth0
 ip addr add "$RROCE_IP6/64" dev eth0 nodad
 ip link set eth0 up
 
+# Leaks from before the job (boot) are not the job's: find them now and mark
+# them reported, so that the scan after the job shows only new ones.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	echo clear >/sys/kernel/debug/kmemleak
+fi
+
 log="$RROCE_OUT/vm$RROCE_VM"
 cd "$RROCE_CWD" 2>/dev/null || cd "$RROCE_REPO"
 if [ -n "$RROCE_SHELL" ]; then
