@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The demo: two VMs on a private link, an RDMA device on each, and what a user
-# wants to see of it: an RC ping-pong and a write bandwidth run between them.
-# Today the device is the C rdma_rxe, the reference rroce is measured against.
+# wants to see of it. rroce0 is created and shown as rdma-core sees it; the
+# traffic (an RC ping-pong and a write bandwidth run between the VMs) is the
+# C rdma_rxe's until rroce has its data path.
 #
 #   scripts/demo.sh           (make demo builds everything first)
 
@@ -22,12 +23,19 @@ if ! in_vm; then
 	exit $status
 fi
 
+echo "== rroce: rdma link add rroce0 type rroce netdev eth0 =="
+load_rroce && rdma link add rroce0 type rroce netdev eth0 || exit 1
+ibv_devinfo -d rroce0
+rdma link show rroce0/1
+rdma link delete rroce0 && rmmod rroce || exit 1
+
+# rdma_rxe binds UDP port 4791 when it loads: only now that rroce is gone.
 dev=rxe0
+echo "== rdma_rxe, the reference: rdma link add rxe0 type rxe netdev eth0 =="
 modprobe rdma_rxe
 rdma link add $dev type rxe netdev eth0
 gid=$(gid_index $dev "$RROCE_IP4") || { echo "no RoCE v2 GID on $dev"; exit 1; }
-echo "$dev on eth0 ($RROCE_IP4), RoCE v2 GID index $gid"
-rdma link show "$dev/1"
+echo "RoCE v2 GID index $gid ($RROCE_IP4)"
 if [ "$RROCE_VM" = 1 ]; then
 	ibv_rc_pingpong -d $dev -g "$gid" -n 1000 -s 4096 -c &
 	wait_listen 18515 && vm_signal pingpong
