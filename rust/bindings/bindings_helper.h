@@ -6,6 +6,7 @@
 
 #include <linux/if_arp.h>
 #include <linux/netdevice.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>

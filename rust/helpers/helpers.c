@@ -73,3 +73,20 @@ void rroce_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);
 }
+
+/* The user context and driver data of a uverbs command; none for kernel callers. */
+struct ib_ucontext *rroce_attrs_ucontext(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? attrs->context : NULL;
+}
+
+struct ib_udata *rroce_attrs_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+
+/* A macro, so that memory allocation profiling charges the caller. */
+void *rroce_vmalloc_user(unsigned long size)
+{
+	return vmalloc_user(size);
+}

@@ -9,3 +9,20 @@
 
 pub(crate) mod net;
 pub(crate) mod rdma;
+
+/// Error codes the `kernel` crate does not name yet.
+pub(crate) mod errno {
+    use crate::bindings;
+    use kernel::error::Error;
+
+    /// `EADDRINUSE`: a port is taken.
+    pub(crate) fn eaddrinuse() -> Error {
+        Error::from_errno(-(bindings::EADDRINUSE as i32))
+    }
+
+    /// `EOPNOTSUPP`: the operation is not supported (as userspace sees it;
+    /// the kernel crate's `ENOTSUPP` is kernel-internal).
+    pub(crate) fn eopnotsupp() -> Error {
+        Error::from_errno(-(bindings::EOPNOTSUPP as i32))
+    }
+}

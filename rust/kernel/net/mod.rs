@@ -230,11 +230,6 @@ impl<T: NetdevNotifier> Drop for NotifierRegistration<T> {
     }
 }
 
-/// `EADDRINUSE`, which the `kernel` crate does not name yet.
-pub(crate) fn eaddrinuse() -> Error {
-    Error::from_errno(-(bindings::EADDRINUSE as i32))
-}
-
 /// A socket buffer (`struct sk_buff`) that we own; freed on drop.
 ///
 /// # Invariants

@@ -35,6 +35,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type Pd: Send + Sync;
     /// State all devices of the driver share, e.g. their sockets.
     type Shared: Send + Sync;
+    /// Per-completion-queue data.
+    type Cq: Send + Sync;
 
     /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
     /// provider library by it.
@@ -59,6 +61,40 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn alloc_ucontext(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::UContext>;
     /// A new protection domain.
     fn alloc_pd(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::Pd>;
+    /// A new completion queue, for userspace (`user`) or for the kernel;
+    /// also returns how many completions it actually holds (`ib_cq.cqe`).
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqAttr,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Self::Cq, u32)>;
+    /// Arms the CQ to signal its next completion (`solicited_only`: only
+    /// the next solicited one).
+    fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result;
+}
+
+/// What a CQ is created with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CqAttr {
+    /// The number of completions asked for.
+    pub(crate) cqe: u32,
+    /// `IB_UVERBS_CQ_FLAGS_*`.
+    pub(crate) flags: u32,
+}
+
+/// The user context a uverbs command runs in (`struct ib_ucontext`).
+///
+/// # Invariants
+///
+/// Wraps a live `ib_ucontext` for the duration of the borrow.
+#[repr(transparent)]
+pub(crate) struct UserContext(Opaque<bindings::ib_ucontext>);
+
+impl UserContext {
+    /// The C pointer, for the abstractions that pass it on.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_ucontext {
+        self.0.get()
+    }
 }
 
 /// An `ib_device` of driver `T`, followed by its data.
@@ -329,6 +365,7 @@ struct Adapter<T: Driver>(PhantomData<T>);
 
 type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
 type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
+type CqObject<T> = Object<bindings::ib_cq, <T as Driver>::Cq>;
 
 impl<T: Driver> Adapter<T> {
     const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
@@ -345,8 +382,14 @@ impl<T: Driver> Adapter<T> {
         disassociate_ucontext: Some(Self::disassociate_ucontext),
         alloc_pd: Some(Self::alloc_pd),
         dealloc_pd: Some(Self::dealloc_pd),
+        create_cq: Some(Self::create_cq),
+        destroy_cq: Some(Self::destroy_cq),
+        req_notify_cq: Some(Self::req_notify_cq),
+        mmap: Some(super::mmap::mmap),
+        mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
         size_ib_pd: PdObject::<T>::SIZE,
+        size_ib_cq: CqObject::<T>::SIZE,
         // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
         ..unsafe { core::mem::zeroed() }
     };
@@ -531,5 +574,63 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: ib_core deallocates a PD once, after a successful alloc.
         unsafe { PdObject::<T>::drop_data(pd) };
         0
+    }
+}
+
+impl<T: Driver> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    unsafe extern "C" fn create_cq(
+        cq: *mut bindings::ib_cq,
+        attr: *const bindings::ib_cq_init_attr,
+        attrs: *mut bindings::uverbs_attr_bundle,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed CQ of `size_ib_cq` bytes whose
+            // `device` is ours, valid attributes, and for userspace callers
+            // a bundle with the user context and the driver's udata.
+            unsafe {
+                let a = CqAttr {
+                    cqe: (*attr).cqe,
+                    flags: (*attr).flags,
+                };
+                let uctx = bindings::rroce_attrs_ucontext(attrs).cast::<UserContext>();
+                let udata = UData::from_raw(bindings::rroce_attrs_udata(attrs));
+                let user = uctx.as_ref().map(|u| (u, &udata));
+                let (data, cqe) = T::create_cq(Self::device((*cq).device), &a, user)?;
+                (*cq).cqe = cqe.try_into().map_err(|_| EINVAL)?;
+                CqObject::<T>::write(cq, data);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    unsafe extern "C" fn destroy_cq(
+        cq: *mut bindings::ib_cq,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: ib_core destroys a CQ once, after a successful create.
+        unsafe { CqObject::<T>::drop_data(cq) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    unsafe extern "C" fn req_notify_cq(
+        cq: *mut bindings::ib_cq,
+        flags: bindings::ib_cq_notify_flags,
+    ) -> ffi::c_int {
+        let solicited = flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
+            == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED;
+        from_result(|| {
+            // SAFETY: The CQ was created by us and is alive during the call.
+            T::req_notify_cq(unsafe { CqObject::<T>::data(cq) }, solicited)?;
+            Ok(0)
+        })
     }
 }

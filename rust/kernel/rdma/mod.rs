@@ -6,11 +6,14 @@
 
 mod device;
 mod link;
+mod mmap;
 mod object;
+pub(crate) mod rxe_abi;
 mod udata;
 
-pub(crate) use device::{Device, DeviceParams, Driver, Registry};
+pub(crate) use device::{CqAttr, Device, DeviceParams, Driver, Registry, UserContext};
 pub(crate) use link::{Global, NewLink, Registration};
+pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use udata::UData;
 
 use crate::bindings;

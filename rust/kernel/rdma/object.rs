@@ -40,6 +40,17 @@ impl<C, D> Object<C, D> {
         unsafe { addr_of_mut!((*obj).data).write(data) };
     }
 
+    /// Borrows the data.
+    ///
+    /// # Safety
+    ///
+    /// `c` points to the C part of an object whose data part was initialised
+    /// by [`Object::write`] and is not dropped during `'a`.
+    pub(crate) unsafe fn data<'a>(c: *const C) -> &'a D {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { &(*c.cast::<WithData<C, D>>()).data }
+    }
+
     /// Drops the data in place; ib_core frees the memory afterwards.
     ///
     /// # Safety

@@ -3,7 +3,8 @@
 //! Driver-specific command data from and to userspace (`struct ib_udata`).
 
 use crate::bindings;
-use kernel::types::Opaque;
+use core::mem::size_of;
+use kernel::{prelude::*, types::AsBytes, types::Opaque, uaccess::UserSlice};
 
 /// The driver-specific part of a uverbs command: what userspace sent beyond
 /// the core command, and room for the driver's part of the response.
@@ -35,5 +36,18 @@ impl<'a> UData<'a> {
     pub(crate) fn out_len(&self) -> usize {
         // SAFETY: By the type invariant the udata is valid.
         self.0.map_or(0, |u| unsafe { (*u.get()).outlen })
+    }
+
+    /// Writes the driver's part of a response. Userspace must have left
+    /// room for all of `T` (`EINVAL` if not: it speaks another ABI); a kernel
+    /// caller, which has no udata, gets nothing.
+    pub(crate) fn respond<T: AsBytes>(&self, resp: &T) -> Result {
+        let Some(u) = self.0 else { return Ok(()) };
+        // SAFETY: By the type invariant the udata is valid.
+        let (outbuf, outlen) = unsafe { ((*u.get()).outbuf as usize, (*u.get()).outlen) };
+        if outlen < size_of::<T>() {
+            return Err(EINVAL);
+        }
+        UserSlice::new(outbuf, size_of::<T>()).writer().write(resp)
     }
 }

@@ -6,11 +6,13 @@
 //! time, so they can never disagree with it. Documentation/device.rst lists
 //! the attributes and why they have their values.
 
+use crate::cq::{Cq, MAX_CQE};
 use crate::kernel_ext::{
     net::NetDevice,
     rdma::{
-        self, uverbs_cmd, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer, Mtu,
+        self, uverbs_cmd, CqAttr, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer, Mtu,
         NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry, UData,
+        UserContext,
     },
 };
 use crate::udp::{Transport, TransportUse};
@@ -87,6 +89,7 @@ impl Driver for RroceDevice {
     type UContext = ();
     type Pd = ();
     type Shared = Transport;
+    type Cq = Cq;
 
     const DRIVER_ID: u32 = rdma::DRIVER_ID_RXE;
     const UVERBS_ABI_VERSION: u32 = UVERBS_ABI_VERSION;
@@ -106,6 +109,8 @@ impl Driver for RroceDevice {
             kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG,
             max_mr_size: u64::MAX,
             page_size_cap: 0xffff_f000,
+            max_cq: 1 << 16,
+            max_cqe: MAX_CQE,
             max_pkeys: 1,
             local_ca_ack_delay: 15,
             ..Default::default()
@@ -160,6 +165,19 @@ impl Driver for RroceDevice {
     }
 
     fn alloc_pd(_dev: &Device<Self>, _udata: &UData<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn create_cq(
+        _dev: &Device<Self>,
+        attr: &CqAttr,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Cq, u32)> {
+        Cq::new(attr, user)
+    }
+
+    fn req_notify_cq(cq: &Cq, solicited_only: bool) -> Result {
+        cq.request_notify(solicited_only);
         Ok(())
     }
 }

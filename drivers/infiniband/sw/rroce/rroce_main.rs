@@ -17,8 +17,13 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod kernel_ext;
 
+mod cq;
 mod device;
 mod netdev;
+// The protocol core: plain `no_std` Rust, also built on the host
+// (tools/proto-host). Parts are unused until the data path lands.
+#[allow(dead_code)]
+mod proto;
 mod udp;
 
 use kernel_ext::{net::NotifierRegistration, rdma};

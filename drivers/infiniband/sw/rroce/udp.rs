@@ -6,8 +6,8 @@
 
 use crate::device::RroceDevice;
 use crate::kernel_ext::{
+    errno::eaddrinuse,
     net::{
-        eaddrinuse,
         udp_tunnel::{EncapReceiver, Family, UdpTunnel},
         SkBuff,
     },

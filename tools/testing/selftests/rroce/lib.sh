@@ -48,6 +48,20 @@ load_rroce() {
 	modprobe -a ${deps//,/ } && insmod "$RROCE_KO"
 }
 
+# build_prog NAME [GCC ARG...]: on the host, compile NAME.c of this
+# directory into the output directory, which the VM sees at the same path,
+# and set PROG to the binary. Skips the test without a compiler.
+build_prog() {
+	local name=$1
+	shift
+	command -v "${CC:-gcc}" >/dev/null || ktap_skip_all "no C compiler"
+	KSFT_OUT=${KSFT_OUT:-$(mktemp -d)}
+	mkdir -p "$KSFT_OUT"
+	PROG=$KSFT_OUT/$name
+	"${CC:-gcc}" -O2 -Wall -Wextra -o "$PROG" "$SELFTESTS_DIR/$name.c" "$@" ||
+		{ echo "# building $name.c failed"; exit $KSFT_FAIL; }
+}
+
 # A failed precondition in the VM, not a failed test: exit 4.
 require_cmd() {
 	local cmd

@@ -11,17 +11,11 @@
 . "$(dirname "$0")/lib.sh"
 
 if ! in_vm; then
-	CC=${CC:-gcc}
-	command -v "$CC" >/dev/null || ktap_skip_all "no C compiler ($CC)"
-	echo '#include <rdma/ib_user_verbs.h>' | "$CC" -E -x c - >/dev/null 2>&1 ||
+	echo '#include <rdma/ib_user_verbs.h>' | "${CC:-gcc}" -E -x c - >/dev/null 2>&1 ||
 		ktap_skip_all "no <rdma/ib_user_verbs.h>: install linux-libc-dev"
-	KSFT_OUT=${KSFT_OUT:-$(mktemp -d)}
-	mkdir -p "$KSFT_OUT"
-	prog=$KSFT_OUT/uverbs_hostile
-	"$CC" -O2 -Wall -Wextra -o "$prog" "$SELFTESTS_DIR/uverbs_hostile.c" ||
-		{ echo "# building uverbs_hostile.c failed"; exit $KSFT_FAIL; }
+	build_prog uverbs_hostile
 fi
-vm_main 1 "$prog"
+vm_main 1 "$PROG"
 prog=$1
 
 require_cmd rdma

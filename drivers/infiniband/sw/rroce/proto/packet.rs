@@ -19,6 +19,7 @@ use super::headers::{
 };
 use super::icrc;
 use super::opcode::{Ext, Opcode};
+use super::wire;
 
 /// Why a packet was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,9 +117,7 @@ fn take<H: Header>(rest: &mut &[u8], want: Ext, which: Ext) -> Result<Option<H>,
     if !want.contains(which) {
         return Ok(None);
     }
-    let (head, tail) = rest
-        .split_at_checked(H::LEN)
-        .ok_or(HeaderError::Truncated)?;
+    let (head, tail) = wire::split(rest, H::LEN).ok_or(HeaderError::Truncated)?;
     let h = H::parse(head)?;
     *rest = tail;
     Ok(Some(h))
@@ -129,9 +128,7 @@ fn put<'b, H: Header>(buf: &'b mut [u8], h: Option<&H>) -> Result<&'b mut [u8], 
     let Some(h) = h else {
         return Ok(buf);
     };
-    let (head, tail) = buf
-        .split_at_mut_checked(H::LEN)
-        .ok_or(HeaderError::Truncated)?;
+    let (head, tail) = wire::split_mut(buf, H::LEN).ok_or(HeaderError::Truncated)?;
     h.write(head)?;
     Ok(tail)
 }
@@ -170,12 +167,8 @@ impl Headers {
             return Err(BuildError::ExtMismatch);
         }
         let len = self.wire_len();
-        let (head, _) = buf
-            .split_at_mut_checked(len)
-            .ok_or(HeaderError::Truncated)?;
-        let (bth, rest) = head
-            .split_at_mut_checked(Bth::LEN)
-            .ok_or(HeaderError::Truncated)?;
+        let (head, _) = wire::split_mut(buf, len).ok_or(HeaderError::Truncated)?;
+        let (bth, rest) = wire::split_mut(head, Bth::LEN).ok_or(HeaderError::Truncated)?;
         self.bth.write(bth)?;
         // Wire order, as in `parse`.
         let ext = &self.ext;
@@ -225,7 +218,7 @@ impl<'a> Packet<'a> {
             .len()
             .checked_sub(usize::from(headers.bth.pad))
             .ok_or(ParseError::Pad)?;
-        let (payload, _pad) = rest.split_at_checked(payload_len).ok_or(ParseError::Pad)?;
+        let (payload, _pad) = wire::split(rest, payload_len).ok_or(ParseError::Pad)?;
         if payload.len() > path_mtu {
             return Err(ParseError::PayloadTooLong);
         }

@@ -8,6 +8,17 @@
 
 use super::headers::HeaderError;
 
+/// `bytes.split_at_checked(at)`, which the kernel's minimum rustc (1.78)
+/// lacks: the first `at` bytes and the rest, or `None` if there are fewer.
+pub(super) fn split(bytes: &[u8], at: usize) -> Option<(&[u8], &[u8])> {
+    (at <= bytes.len()).then(|| bytes.split_at(at))
+}
+
+/// [`split`] for a mutable slice.
+pub(super) fn split_mut(bytes: &mut [u8], at: usize) -> Option<(&mut [u8], &mut [u8])> {
+    (at <= bytes.len()).then(|| bytes.split_at_mut(at))
+}
+
 /// Reads big-endian fields from the front of a byte slice.
 pub(super) struct Reader<'a> {
     rest: &'a [u8],
@@ -60,9 +71,7 @@ impl<'a> Writer<'a> {
     /// The length is checked up front so that a short buffer is left
     /// untouched rather than half written.
     pub(super) fn new(buf: &'a mut [u8], len: usize) -> Result<Self, HeaderError> {
-        let (head, _) = buf
-            .split_at_mut_checked(len)
-            .ok_or(HeaderError::Truncated)?;
+        let (head, _) = split_mut(buf, len).ok_or(HeaderError::Truncated)?;
         Ok(Self { rest: head })
     }
 

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues through unmodified libibverbs and its rxe provider,
+ * which mmaps each CQ's ring and polls it without a system call: create
+ * (with and without a completion channel), poll an empty ring, arm, destroy,
+ * refuse bad sizes, and leave cleanup of what a process forgot to the kernel.
+ *
+ * Usage: verbs_cq DEVICE.  Prints KTAP; exits 0 if every case passed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#define MAX_CQE ((1 << 15) - 1)
+
+static int cases, failed;
+
+static void report(int ok, const char *what)
+{
+	cases++;
+	if (!ok)
+		failed++;
+	printf("%sok %d %s\n", ok ? "" : "not ", cases, what);
+}
+
+static struct ibv_context *open_device(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_context *ctx;
+	struct ibv_comp_channel *channel;
+	struct ibv_cq *cq, *leftover[8];
+	struct ibv_wc wc[4];
+	int i, ok;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n1..9\n");
+	ctx = open_device(argv[1]);
+	report(ctx != NULL, "open the device");
+	if (!ctx)
+		return 1;
+
+	cq = ibv_create_cq(ctx, 100, NULL, NULL, 0);
+	report(cq && cq->cqe >= 100 && cq->cqe < 256,
+	       "a CQ of 100 entries holds 100 to 255 (the ring rounds up)");
+	if (!cq)
+		return 1;
+	printf("# cqe %d\n", cq->cqe);
+
+	/* The provider reads the mapped ring's indices: it must be mapped. */
+	report(ibv_poll_cq(cq, 4, wc) == 0, "polling the empty ring finds nothing");
+	report(!ibv_req_notify_cq(cq, 0) && !ibv_req_notify_cq(cq, 1),
+	       "arm for the next and for the next solicited completion");
+	report(!ibv_destroy_cq(cq), "destroy it");
+
+	channel = ibv_create_comp_channel(ctx);
+	cq = channel ? ibv_create_cq(ctx, MAX_CQE, NULL, channel, 0) : NULL;
+	report(cq && cq->cqe == MAX_CQE && !ibv_req_notify_cq(cq, 0) &&
+	       !ibv_destroy_cq(cq) && !ibv_destroy_comp_channel(channel),
+	       "the largest CQ, on a completion channel, armed and destroyed");
+
+	errno = 0;
+	cq = ibv_create_cq(ctx, MAX_CQE + 1, NULL, NULL, 0);
+	report(!cq && errno == EINVAL, "one entry more than max_cqe: EINVAL");
+
+	ok = 1;
+	for (i = 0; i < 200 && ok; i++) {
+		cq = ibv_create_cq(ctx, 1 + i * 37 % 4000, NULL, NULL, 0);
+		ok = cq && ibv_poll_cq(cq, 1, wc) == 0 && !ibv_destroy_cq(cq);
+	}
+	report(ok, "200 CQs of assorted sizes created, polled and destroyed");
+
+	/* Left for the kernel to clean up when the device is closed. */
+	ok = 1;
+	for (i = 0; i < 8; i++)
+		ok &= (leftover[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0)) != NULL;
+	report(ok && !ibv_close_device(ctx), "close the device with 8 CQs still open");
+	return failed ? 1 : 0;
+}
