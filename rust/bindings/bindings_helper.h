@@ -7,7 +7,9 @@
 #include <linux/if_arp.h>
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
+#include <linux/random.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/rdma_user_rxe.h>

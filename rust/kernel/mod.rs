@@ -10,6 +10,12 @@
 pub(crate) mod net;
 pub(crate) mod rdma;
 
+/// 32 random bits from the kernel's CRNG, for what peers must not guess.
+pub(crate) fn random_u32() -> u32 {
+    // SAFETY: `get_random_u32` may be called from any context.
+    unsafe { crate::bindings::get_random_u32() }
+}
+
 /// Error codes the `kernel` crate does not name yet.
 pub(crate) mod errno {
     use crate::bindings;

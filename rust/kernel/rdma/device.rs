@@ -12,7 +12,9 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::{object::Object, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, UData};
+use super::{
+    object::Object, Access, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, UData,
+};
 use crate::{
     bindings,
     kernel_ext::net::{NetDevice, NetDeviceRef},
@@ -37,6 +39,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type Shared: Send + Sync;
     /// Per-completion-queue data.
     type Cq: Send + Sync;
+    /// Per-memory-region data.
+    type Mr: Send + Sync;
 
     /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
     /// provider library by it.
@@ -71,6 +75,35 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Arms the CQ to signal its next completion (`solicited_only`: only
     /// the next solicited one).
     fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result;
+    /// Registers user memory; returns the MR's data and its keys.
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        region: &UserRegion,
+    ) -> Result<(Self::Mr, MrKeys)>;
+    /// Deregisters an MR; its data is handed back to be dropped.
+    fn dereg_mr(dev: &Device<Self>, mr: Self::Mr);
+}
+
+/// The user memory a `reg_user_mr` asks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserRegion {
+    /// The start of the memory in the calling process.
+    pub(crate) start: u64,
+    /// Its length in bytes.
+    pub(crate) length: u64,
+    /// The access rights asked for.
+    pub(crate) access: Access,
+}
+
+/// The keys of a memory region, as work requests (`lkey`) and peers
+/// (`rkey`) name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MrKeys {
+    /// The local key.
+    pub(crate) lkey: u32,
+    /// The remote key.
+    pub(crate) rkey: u32,
 }
 
 /// What a CQ is created with.
@@ -125,7 +158,7 @@ impl<T: Driver> Device<T> {
         unsafe { &*ptr.cast() }
     }
 
-    fn as_raw(&self) -> *mut bindings::ib_device {
+    pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
 
@@ -366,6 +399,7 @@ struct Adapter<T: Driver>(PhantomData<T>);
 type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
 type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
 type CqObject<T> = Object<bindings::ib_cq, <T as Driver>::Cq>;
+type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
 
 impl<T: Driver> Adapter<T> {
     const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
@@ -385,6 +419,8 @@ impl<T: Driver> Adapter<T> {
         create_cq: Some(Self::create_cq),
         destroy_cq: Some(Self::destroy_cq),
         req_notify_cq: Some(Self::req_notify_cq),
+        reg_user_mr: Some(Self::reg_user_mr),
+        dereg_mr: Some(Self::dereg_mr),
         mmap: Some(super::mmap::mmap),
         mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
@@ -632,5 +668,55 @@ impl<T: Driver> Adapter<T> {
             T::req_notify_cq(unsafe { CqObject::<T>::data(cq) }, solicited)?;
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a PD of our devices.
+    unsafe extern "C" fn reg_user_mr(
+        pd: *mut bindings::ib_pd,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: ffi::c_int,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        let region = UserRegion {
+            start,
+            length,
+            access: Access::from_bits(access as u32),
+        };
+        // SAFETY: The PD is ours, alive, with initialised data, during the call.
+        let (dev, pd_data) = unsafe { (Self::device((*pd).device), PdObject::<T>::data(pd)) };
+        let mr = T::reg_user_mr(dev, pd_data, &region).and_then(|(data, keys)| {
+            let mr = MrObject::<T>::new_boxed(data)?;
+            // SAFETY: Just allocated; ib_core fills in the rest on return.
+            unsafe {
+                (*mr).lkey = keys.lkey;
+                (*mr).rkey = keys.rkey;
+                (*mr).iova = iova;
+                (*mr).length = length;
+            }
+            Ok(mr)
+        });
+        match mr {
+            Ok(mr) => mr,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for an MR `reg_user_mr` returned.
+    unsafe extern "C" fn dereg_mr(
+        mr: *mut bindings::ib_mr,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: The MR came from `new_boxed`, and ib_core is done with it.
+        unsafe {
+            let dev = Self::device((*mr).device);
+            T::dereg_mr(dev, MrObject::<T>::take_boxed(mr));
+        }
+        0
     }
 }

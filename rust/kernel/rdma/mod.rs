@@ -7,13 +7,17 @@
 mod device;
 mod link;
 mod mmap;
+mod mr;
 mod object;
 pub(crate) mod rxe_abi;
 mod udata;
 
-pub(crate) use device::{CqAttr, Device, DeviceParams, Driver, Registry, UserContext};
+pub(crate) use device::{
+    CqAttr, Device, DeviceParams, Driver, MrKeys, Registry, UserContext, UserRegion,
+};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
+pub(crate) use mr::{Access, Umem};
 pub(crate) use udata::UData;
 
 use crate::bindings;

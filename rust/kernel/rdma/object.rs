@@ -8,6 +8,7 @@
 //! what C drivers get from `container_of`.
 
 use core::{marker::PhantomData, mem::size_of, ptr::addr_of_mut};
+use kernel::prelude::*;
 
 /// The layout of a C object `C` followed by the driver's `D`.
 #[repr(C)]
@@ -61,5 +62,32 @@ impl<C, D> Object<C, D> {
         let obj = c.cast::<WithData<C, D>>();
         // SAFETY: Guaranteed by the caller.
         unsafe { core::ptr::drop_in_place(addr_of_mut!((*obj).data)) };
+    }
+
+    /// Allocates an object the driver, not ib_core, allocates (an MR): a
+    /// zeroed C part followed by `data`.
+    pub(crate) fn new_boxed(data: D) -> Result<*mut C>
+    where
+        C: Default,
+    {
+        let obj = KBox::new(
+            WithData {
+                c: C::default(),
+                data,
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(KBox::into_raw(obj).cast())
+    }
+
+    /// Frees an object from [`Object::new_boxed`], handing back its data.
+    ///
+    /// # Safety
+    ///
+    /// `c` comes from [`Object::new_boxed`] and is not used afterwards.
+    pub(crate) unsafe fn take_boxed(c: *mut C) -> D {
+        // SAFETY: Guaranteed by the caller.
+        let obj = unsafe { KBox::from_raw(c.cast::<WithData<C, D>>()) };
+        KBox::into_inner(obj).data
     }
 }

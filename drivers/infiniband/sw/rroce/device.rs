@@ -10,11 +10,12 @@ use crate::cq::{Cq, MAX_CQE};
 use crate::kernel_ext::{
     net::NetDevice,
     rdma::{
-        self, uverbs_cmd, CqAttr, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer, Mtu,
-        NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry, UData,
-        UserContext,
+        self, uverbs_cmd, CqAttr, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer,
+        MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry,
+        UData, UserContext, UserRegion,
     },
 };
+use crate::mr::{Mr, MrTable, MAX_MR};
 use crate::udp::{Transport, TransportUse};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -32,7 +33,11 @@ const GID_TABLE_LEN: u32 = 1024;
 const MAX_MSG_SIZE: u32 = 1 << 31;
 
 /// Per-device state.
+#[pin_data]
 pub(crate) struct RroceDevice {
+    /// The indices of the memory regions' keys.
+    #[pin]
+    mrs: MrTable,
     /// Keeps the RoCEv2 sockets open.
     _transport: TransportUse,
     /// The port state last announced with an event, so a netdev event that
@@ -46,6 +51,11 @@ pub(crate) struct RroceDevice {
 static DEVICES: Global<RroceDevice> = Global::new();
 
 impl RroceDevice {
+    /// The MR index table.
+    pub(crate) fn mrs(&self) -> &MrTable {
+        &self.mrs
+    }
+
     /// The port's state as the netdev dictates it.
     fn port_state(netdev: &NetDevice) -> (PortState, PhysState) {
         if netdev.is_running_with_carrier() {
@@ -90,6 +100,7 @@ impl Driver for RroceDevice {
     type Pd = ();
     type Shared = Transport;
     type Cq = Cq;
+    type Mr = Mr;
 
     const DRIVER_ID: u32 = rdma::DRIVER_ID_RXE;
     const UVERBS_ABI_VERSION: u32 = UVERBS_ABI_VERSION;
@@ -110,6 +121,8 @@ impl Driver for RroceDevice {
             max_mr_size: u64::MAX,
             page_size_cap: 0xffff_f000,
             max_cq: 1 << 16,
+            max_mr: MAX_MR,
+            max_pd: 1 << 16,
             max_cqe: MAX_CQE,
             max_pkeys: 1,
             local_ca_ack_delay: 15,
@@ -180,6 +193,14 @@ impl Driver for RroceDevice {
         cq.request_notify(solicited_only);
         Ok(())
     }
+
+    fn reg_user_mr(dev: &Device<Self>, _pd: &(), region: &UserRegion) -> Result<(Mr, MrKeys)> {
+        Mr::register(dev, region)
+    }
+
+    fn dereg_mr(dev: &Device<Self>, mr: Mr) {
+        mr.deregister(dev);
+    }
 }
 
 impl NewLink for RroceDevice {
@@ -215,11 +236,12 @@ impl NewLink for RroceDevice {
                 node_desc: c_str!("rroce"),
                 node_guid: guid,
             },
-            Self {
+            try_pin_init!(Self {
+                mrs <- MrTable::new(),
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,
-            },
+            }),
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());
         Ok(())

@@ -19,6 +19,7 @@ mod kernel_ext;
 
 mod cq;
 mod device;
+mod mr;
 mod netdev;
 // The protocol core: plain `no_std` Rust, also built on the host
 // (tools/proto-host). Parts are unused until the data path lands.
