@@ -90,3 +90,10 @@ void *rroce_vmalloc_user(unsigned long size)
 {
 	return vmalloc_user(size);
 }
+
+/* The user context of a command's driver udata (rdma_udata_to_drv_context). */
+struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata)
+{
+	return udata ? container_of(udata, struct uverbs_attr_bundle, driver_udata)->context :
+		       NULL;
+}

@@ -30,5 +30,6 @@ void *rroce_vmalloc_user(unsigned long size);
 
 struct ib_ucontext *rroce_attrs_ucontext(struct uverbs_attr_bundle *attrs);
 struct ib_udata *rroce_attrs_udata(struct uverbs_attr_bundle *attrs);
+struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata);
 
 #endif

@@ -13,7 +13,8 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
-    object::Object, Access, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, UData,
+    object::Object, Access, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, QpInit,
+    UData,
 };
 use crate::{
     bindings,
@@ -41,6 +42,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type Cq: Send + Sync;
     /// Per-memory-region data.
     type Mr: Send + Sync;
+    /// Per-queue-pair data.
+    type Qp: Send + Sync;
 
     /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
     /// provider library by it.
@@ -83,6 +86,16 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     ) -> Result<(Self::Mr, MrKeys)>;
     /// Deregisters an MR; its data is handed back to be dropped.
     fn dereg_mr(dev: &Device<Self>, mr: Self::Mr);
+    /// A new queue pair; `init.caps` is updated to what it really holds.
+    /// Returns its data and QP number.
+    fn create_qp(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        init: &mut QpInit,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Self::Qp, u32)>;
+    /// Destroys a queue pair; its data is handed back to be dropped.
+    fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
 }
 
 /// The user memory a `reg_user_mr` asks for.
@@ -400,6 +413,7 @@ type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
 type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
 type CqObject<T> = Object<bindings::ib_cq, <T as Driver>::Cq>;
 type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
+type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
 
 impl<T: Driver> Adapter<T> {
     const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
@@ -421,11 +435,14 @@ impl<T: Driver> Adapter<T> {
         req_notify_cq: Some(Self::req_notify_cq),
         reg_user_mr: Some(Self::reg_user_mr),
         dereg_mr: Some(Self::dereg_mr),
+        create_qp: Some(Self::create_qp),
+        destroy_qp: Some(Self::destroy_qp),
         mmap: Some(super::mmap::mmap),
         mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
         size_ib_pd: PdObject::<T>::SIZE,
         size_ib_cq: CqObject::<T>::SIZE,
+        size_ib_qp: QpObject::<T>::SIZE,
         // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
         ..unsafe { core::mem::zeroed() }
     };
@@ -717,6 +734,47 @@ impl<T: Driver> Adapter<T> {
             let dev = Self::device((*mr).device);
             T::dereg_mr(dev, MrObject::<T>::take_boxed(mr));
         }
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    unsafe extern "C" fn create_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed QP of `size_ib_qp` bytes with
+            // its device and PD set, valid attributes, and for userspace the
+            // driver udata of the command's bundle, which names the context.
+            unsafe {
+                let dev = Self::device((*qp).device);
+                let pd = PdObject::<T>::data((*qp).pd);
+                let mut init = QpInit::from_raw(attr);
+                let uctx = bindings::rroce_udata_ucontext(udata).cast::<UserContext>();
+                let udata = UData::from_raw(udata);
+                let user = uctx.as_ref().map(|u| (u, &udata));
+                let (data, qpn) = T::create_qp(dev, pd, &mut init, user)?;
+                QpInit::write_caps(&init.caps, attr);
+                (*qp).qp_num = qpn;
+                QpObject::<T>::write(qp, data);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for a QP `create_qp` made.
+    unsafe extern "C" fn destroy_qp(
+        qp: *mut bindings::ib_qp,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: The QP's data is initialised; ib_core frees the memory
+        // after this returns and never uses the data again.
+        unsafe { T::destroy_qp(Self::device((*qp).device), QpObject::<T>::take(qp)) };
         0
     }
 }

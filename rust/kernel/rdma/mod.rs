@@ -9,6 +9,7 @@ mod link;
 mod mmap;
 mod mr;
 mod object;
+mod qp;
 pub(crate) mod rxe_abi;
 mod udata;
 
@@ -18,6 +19,7 @@ pub(crate) use device::{
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, Umem};
+pub(crate) use qp::{QpInit, QpType};
 pub(crate) use udata::UData;
 
 use crate::bindings;

@@ -64,6 +64,17 @@ impl<C, D> Object<C, D> {
         unsafe { core::ptr::drop_in_place(addr_of_mut!((*obj).data)) };
     }
 
+    /// Moves the data out; ib_core frees the memory afterwards.
+    ///
+    /// # Safety
+    ///
+    /// `c` points to the C part of an object whose data part is initialised
+    /// and not used again.
+    pub(crate) unsafe fn take(c: *mut C) -> D {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { addr_of_mut!((*c.cast::<WithData<C, D>>()).data).read() }
+    }
+
     /// Allocates an object the driver, not ib_core, allocates (an MR): a
     /// zeroed C part followed by `data`.
     pub(crate) fn new_boxed(data: D) -> Result<*mut C>

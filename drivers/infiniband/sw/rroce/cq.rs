@@ -11,12 +11,12 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::{CreateCqResp, USER_WC_SIZE},
-        CqAttr, SharedMem, UData, UserContext, UserMapping,
+        CqAttr, UData, UserContext,
     },
 };
-use crate::proto::queue::{Ring, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET};
+use crate::ring::UserRing;
 use core::sync::atomic::{AtomicU8, Ordering};
-use kernel::{prelude::*, sync::Arc};
+use kernel::prelude::*;
 
 /// The most completions a CQ holds, as the C rxe: 2^15 - 1, a 2 MiB ring.
 pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
@@ -35,9 +35,7 @@ enum Arm {
 /// A completion queue.
 pub(crate) struct Cq {
     /// The ring, which the data path will fill.
-    _ring: Arc<SharedMem>,
-    /// The ring as the process maps it.
-    _mapping: UserMapping,
+    _ring: UserRing,
     /// An [`Arm`].
     arm: AtomicU8,
 }
@@ -55,18 +53,14 @@ impl Cq {
         }
         // Kernel consumers come with the kernel verbs of the data path.
         let (uctx, udata) = user.ok_or_else(eopnotsupp)?;
-        let ring = Ring::new(attr.cqe, USER_WC_SIZE).ok_or(EINVAL)?;
-        let mem = Arc::new(SharedMem::new(ring.buf_size())?, GFP_KERNEL)?;
-        mem.store_u32(LOG2_ELEM_SIZE_OFFSET, ring.log2_elem_size())?;
-        mem.store_u32(INDEX_MASK_OFFSET, ring.index_mask())?;
-        let mapping = UserMapping::new(uctx, mem.clone())?;
-        udata.respond(&CreateCqResp::new(&mapping))?;
+        let ring = UserRing::new(uctx, attr.cqe, USER_WC_SIZE)?;
+        udata.respond(&CreateCqResp::new(ring.mapping()))?;
+        let capacity = ring.capacity();
         let cq = Self {
-            _ring: mem,
-            _mapping: mapping,
+            _ring: ring,
             arm: AtomicU8::new(Arm::Idle as u8),
         };
-        Ok((cq, ring.capacity()))
+        Ok((cq, capacity))
     }
 
     /// Arms the CQ; the completion that fires it will disarm it.

@@ -7,15 +7,17 @@
 //! the attributes and why they have their values.
 
 use crate::cq::{Cq, MAX_CQE};
+use crate::index::IndexTable;
 use crate::kernel_ext::{
     net::NetDevice,
     rdma::{
         self, uverbs_cmd, CqAttr, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer,
-        MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, Registry,
-        UData, UserContext, UserRegion,
+        MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, QpInit,
+        Registry, UData, UserContext, UserRegion,
     },
 };
-use crate::mr::{Mr, MrTable, MAX_MR};
+use crate::mr::{self, Mr, MAX_MR};
+use crate::qp::{self, Qp, MAX_QP, MAX_QP_WR, MAX_SGE};
 use crate::udp::{Transport, TransportUse};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -37,7 +39,10 @@ const MAX_MSG_SIZE: u32 = 1 << 31;
 pub(crate) struct RroceDevice {
     /// The indices of the memory regions' keys.
     #[pin]
-    mrs: MrTable,
+    mrs: IndexTable,
+    /// The QP numbers in use.
+    #[pin]
+    qpns: IndexTable,
     /// Keeps the RoCEv2 sockets open.
     _transport: TransportUse,
     /// The port state last announced with an event, so a netdev event that
@@ -52,8 +57,13 @@ static DEVICES: Global<RroceDevice> = Global::new();
 
 impl RroceDevice {
     /// The MR index table.
-    pub(crate) fn mrs(&self) -> &MrTable {
+    pub(crate) fn mrs(&self) -> &IndexTable {
         &self.mrs
+    }
+
+    /// The QP number table.
+    pub(crate) fn qpns(&self) -> &IndexTable {
+        &self.qpns
     }
 
     /// The port's state as the netdev dictates it.
@@ -101,6 +111,7 @@ impl Driver for RroceDevice {
     type Shared = Transport;
     type Cq = Cq;
     type Mr = Mr;
+    type Qp = Qp;
 
     const DRIVER_ID: u32 = rdma::DRIVER_ID_RXE;
     const UVERBS_ABI_VERSION: u32 = UVERBS_ABI_VERSION;
@@ -120,6 +131,10 @@ impl Driver for RroceDevice {
             kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG,
             max_mr_size: u64::MAX,
             page_size_cap: 0xffff_f000,
+            max_qp: MAX_QP,
+            max_qp_wr: MAX_QP_WR,
+            max_send_sge: MAX_SGE,
+            max_recv_sge: MAX_SGE,
             max_cq: 1 << 16,
             max_mr: MAX_MR,
             max_pd: 1 << 16,
@@ -201,6 +216,19 @@ impl Driver for RroceDevice {
     fn dereg_mr(dev: &Device<Self>, mr: Mr) {
         mr.deregister(dev);
     }
+
+    fn create_qp(
+        dev: &Device<Self>,
+        _pd: &(),
+        init: &mut QpInit,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Qp, u32)> {
+        Qp::create(dev, init, user)
+    }
+
+    fn destroy_qp(dev: &Device<Self>, qp: Qp) {
+        qp.destroy(dev);
+    }
 }
 
 impl NewLink for RroceDevice {
@@ -237,7 +265,8 @@ impl NewLink for RroceDevice {
                 node_guid: guid,
             },
             try_pin_init!(Self {
-                mrs <- MrTable::new(),
+                mrs <- mr::new_table(),
+                qpns <- qp::new_table(),
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,

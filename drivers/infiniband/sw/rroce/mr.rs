@@ -8,17 +8,17 @@
 //! it was not told about by counting, nor a new MR by an old key.
 
 use crate::device::RroceDevice;
+use crate::index::IndexTable;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
     rdma::{Access, Device, MrKeys, Umem, UserRegion},
 };
-use kernel::{new_mutex, prelude::*, sync::Mutex};
+use kernel::prelude::*;
 
 /// The most MRs a device holds: the index part of a key, less index 0.
 pub(crate) const MAX_MR: u32 = (1 << 16) - 1;
 const INDEX_SHIFT: u32 = 16;
-const WORD_BITS: usize = 64;
 
 /// The access rights rroce implements (or will with the data path).
 const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
@@ -27,46 +27,9 @@ const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::REMOTE_ATOMIC)
     .with(Access::OPTIONAL);
 
-/// Which MR indices are taken.
-#[pin_data]
-pub(crate) struct MrTable {
-    #[pin]
-    used: Mutex<KVec<u64>>,
-}
-
-impl MrTable {
-    /// A table with every index free but 0, which keys never use (0 is the
-    /// local DMA lkey).
-    pub(crate) fn new() -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            used <- new_mutex!({
-                let mut bits = KVec::from_elem(0u64, (MAX_MR as usize + 1) / WORD_BITS, GFP_KERNEL)?;
-                if let Some(first) = bits.first_mut() {
-                    *first = 1;
-                }
-                bits
-            }),
-        })
-    }
-
-    fn alloc(&self) -> Result<u32> {
-        let mut used = self.used.lock();
-        let (word, bits) = used
-            .iter_mut()
-            .enumerate()
-            .find(|(_, bits)| **bits != u64::MAX)
-            .ok_or(ENOMEM)?;
-        let bit = bits.trailing_ones() as usize;
-        *bits |= 1 << bit;
-        u32::try_from(word * WORD_BITS + bit).map_err(|_| ENOMEM)
-    }
-
-    fn free(&self, index: u32) {
-        let index = index as usize;
-        if let Some(bits) = self.used.lock().get_mut(index / WORD_BITS) {
-            *bits &= !(1 << (index % WORD_BITS));
-        }
-    }
+/// The table of MR indices: 0 is never used, as key 0 is the local DMA lkey.
+pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
+    IndexTable::new(1, MAX_MR)
 }
 
 /// A registered memory region.

@@ -19,12 +19,15 @@ mod kernel_ext;
 
 mod cq;
 mod device;
+mod index;
 mod mr;
 mod netdev;
 // The protocol core: plain `no_std` Rust, also built on the host
 // (tools/proto-host). Parts are unused until the data path lands.
 #[allow(dead_code)]
 mod proto;
+mod qp;
+mod ring;
 mod udp;
 
 use kernel_ext::{net::NotifierRegistration, rdma};

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Allocation of small object numbers (MR key indices, QP numbers): a
+//! bitmap, so a number is never given to two live objects.
+
+use kernel::{new_mutex, prelude::*, sync::Mutex};
+
+const WORD_BITS: u32 = 64;
+
+/// Numbers `first..=last`, each taken or free.
+#[pin_data]
+pub(crate) struct IndexTable {
+    #[pin]
+    used: Mutex<KVec<u64>>,
+    first: u32,
+    last: u32,
+}
+
+impl IndexTable {
+    /// All of `first..=last` free; `last` must be below 2^24.
+    pub(crate) fn new(first: u32, last: u32) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            used <- new_mutex!(KVec::from_elem(
+                0u64,
+                (last / WORD_BITS + 1) as usize,
+                GFP_KERNEL
+            )?),
+            first,
+            last,
+        })
+    }
+
+    /// A free number, now taken; `ENOMEM` when none is left.
+    pub(crate) fn alloc(&self) -> Result<u32> {
+        let mut used = self.used.lock();
+        let start = (self.first / WORD_BITS) as usize;
+        for (word, bits) in (start..).zip(used.iter_mut().skip(start)) {
+            let mut free = !*bits;
+            if word == start {
+                // Numbers below `first` in the first word are never given.
+                free &= u64::MAX << (self.first % WORD_BITS);
+            }
+            let index = word as u32 * WORD_BITS + free.trailing_zeros();
+            if free != 0 && index <= self.last {
+                *bits |= 1 << free.trailing_zeros();
+                return Ok(index);
+            }
+        }
+        Err(ENOMEM)
+    }
+
+    /// Gives `index` back.
+    pub(crate) fn free(&self, index: u32) {
+        if let Some(bits) = self.used.lock().get_mut((index / WORD_BITS) as usize) {
+            *bits &= !(1 << (index % WORD_BITS));
+        }
+    }
+}
