@@ -13,8 +13,8 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
-    object::Object, Access, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, QpInit,
-    UData,
+    object::Object, qp::write_cap, Access, DeviceAttr, LinkLayer, PortAttr, PortEvent,
+    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, UData,
 };
 use crate::{
     bindings,
@@ -96,6 +96,10 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     ) -> Result<(Self::Qp, u32)>;
     /// Destroys a queue pair; its data is handed back to be dropped.
     fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
+    /// Changes a QP's state and attributes.
+    fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
+    /// A QP's attributes and capacities.
+    fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
 }
 
 /// The user memory a `reg_user_mr` asks for.
@@ -437,6 +441,8 @@ impl<T: Driver> Adapter<T> {
         dereg_mr: Some(Self::dereg_mr),
         create_qp: Some(Self::create_qp),
         destroy_qp: Some(Self::destroy_qp),
+        modify_qp: Some(Self::modify_qp),
+        query_qp: Some(Self::query_qp),
         mmap: Some(super::mmap::mmap),
         mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
@@ -776,5 +782,48 @@ impl<T: Driver> Adapter<T> {
         // after this returns and never uses the data again.
         unsafe { T::destroy_qp(Self::device((*qp).device), QpObject::<T>::take(qp)) };
         0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    unsafe extern "C" fn modify_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: ffi::c_int,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, `attr` valid, during the call.
+            unsafe {
+                let change = QpChange::from_raw(attr, mask as u32)?;
+                T::modify_qp(Self::device((*qp).device), QpObject::<T>::data(qp), &change)?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    unsafe extern "C" fn query_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        _mask: ffi::c_int,
+        init: *mut bindings::ib_qp_init_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, `attr` and `init` valid and
+            // writable, during the call.
+            unsafe {
+                let (a, caps) = T::query_qp(Self::device((*qp).device), QpObject::<T>::data(qp))?;
+                a.write_to(&mut *attr);
+                write_cap(&caps, &mut (*attr).cap);
+                write_cap(&caps, &mut (*init).cap);
+                (*init).qp_type = (*qp).qp_type;
+                (*init).port_num = a.port;
+            }
+            Ok(0)
+        })
     }
 }

@@ -19,7 +19,7 @@ pub(crate) use device::{
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, Umem};
-pub(crate) use qp::{QpInit, QpType};
+pub(crate) use qp::{QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
 pub(crate) use udata::UData;
 
 use crate::bindings;
@@ -44,6 +44,19 @@ pub(crate) enum Mtu {
 }
 
 impl Mtu {
+    /// The MTU of a C `enum ib_mtu` value, if it is one.
+    pub(crate) fn from_raw(mtu: u32) -> Option<Mtu> {
+        [
+            Mtu::Mtu256,
+            Mtu::Mtu512,
+            Mtu::Mtu1024,
+            Mtu::Mtu2048,
+            Mtu::Mtu4096,
+        ]
+        .into_iter()
+        .find(|m| *m as u32 == mtu)
+    }
+
     /// The largest path MTU whose packets, with all RoCEv2 headers, fit in a
     /// netdev MTU of `netdev_mtu` bytes (ib_core's `iboe_get_mtu`), or `None`
     /// if not even 256 bytes fit.

@@ -89,11 +89,273 @@ impl QpInit {
     /// `a` points to valid, writable attributes.
     pub(super) unsafe fn write_caps(caps: &QpCaps, a: *mut bindings::ib_qp_init_attr) {
         // SAFETY: Guaranteed by the caller.
-        let cap = unsafe { &mut (*a).cap };
-        cap.max_send_wr = caps.max_send_wr;
-        cap.max_recv_wr = caps.max_recv_wr;
-        cap.max_send_sge = caps.max_send_sge;
-        cap.max_recv_sge = caps.max_recv_sge;
-        cap.max_inline_data = caps.max_inline_data;
+        write_cap(caps, unsafe { &mut (*a).cap });
     }
+}
+
+/// A QP state (`enum ib_qp_state`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum QpState {
+    /// Just created, or reset.
+    #[default]
+    Reset = bindings::ib_qp_state_IB_QPS_RESET,
+    /// Receives may be posted.
+    Init = bindings::ib_qp_state_IB_QPS_INIT,
+    /// Ready to receive.
+    Rtr = bindings::ib_qp_state_IB_QPS_RTR,
+    /// Ready to send.
+    Rts = bindings::ib_qp_state_IB_QPS_RTS,
+    /// Send queue drained.
+    Sqd = bindings::ib_qp_state_IB_QPS_SQD,
+    /// Send queue error.
+    Sqe = bindings::ib_qp_state_IB_QPS_SQE,
+    /// Error.
+    Err = bindings::ib_qp_state_IB_QPS_ERR,
+}
+
+impl QpState {
+    fn from_raw(s: bindings::ib_qp_state) -> Option<Self> {
+        [
+            Self::Reset,
+            Self::Init,
+            Self::Rtr,
+            Self::Rts,
+            Self::Sqd,
+            Self::Sqe,
+            Self::Err,
+        ]
+        .into_iter()
+        .find(|x| *x as u32 == s)
+    }
+}
+
+/// Which attributes a modify sets (`enum ib_qp_attr_mask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct QpMask(u32);
+
+impl QpMask {
+    /// `state`.
+    pub(crate) const STATE: Self = Self(bindings::ib_qp_attr_mask_IB_QP_STATE);
+    /// The current state the caller believes in.
+    pub(crate) const CUR_STATE: Self = Self(bindings::ib_qp_attr_mask_IB_QP_CUR_STATE);
+    /// `access`.
+    pub(crate) const ACCESS_FLAGS: Self = Self(bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS);
+    /// `pkey_index`.
+    pub(crate) const PKEY_INDEX: Self = Self(bindings::ib_qp_attr_mask_IB_QP_PKEY_INDEX);
+    /// `port`.
+    pub(crate) const PORT: Self = Self(bindings::ib_qp_attr_mask_IB_QP_PORT);
+    /// `qkey`.
+    pub(crate) const QKEY: Self = Self(bindings::ib_qp_attr_mask_IB_QP_QKEY);
+    /// The address vector (not kept yet: it comes with the data path).
+    pub(crate) const AV: Self = Self(bindings::ib_qp_attr_mask_IB_QP_AV);
+    /// `path_mtu`.
+    pub(crate) const PATH_MTU: Self = Self(bindings::ib_qp_attr_mask_IB_QP_PATH_MTU);
+    /// `timeout`.
+    pub(crate) const TIMEOUT: Self = Self(bindings::ib_qp_attr_mask_IB_QP_TIMEOUT);
+    /// `retry_cnt`.
+    pub(crate) const RETRY_CNT: Self = Self(bindings::ib_qp_attr_mask_IB_QP_RETRY_CNT);
+    /// `rnr_retry`.
+    pub(crate) const RNR_RETRY: Self = Self(bindings::ib_qp_attr_mask_IB_QP_RNR_RETRY);
+    /// `rq_psn`.
+    pub(crate) const RQ_PSN: Self = Self(bindings::ib_qp_attr_mask_IB_QP_RQ_PSN);
+    /// `max_rd_atomic`.
+    pub(crate) const MAX_QP_RD_ATOMIC: Self =
+        Self(bindings::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC);
+    /// `min_rnr_timer`.
+    pub(crate) const MIN_RNR_TIMER: Self = Self(bindings::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER);
+    /// `sq_psn`.
+    pub(crate) const SQ_PSN: Self = Self(bindings::ib_qp_attr_mask_IB_QP_SQ_PSN);
+    /// `max_dest_rd_atomic`.
+    pub(crate) const MAX_DEST_RD_ATOMIC: Self =
+        Self(bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC);
+    /// `dest_qpn`.
+    pub(crate) const DEST_QPN: Self = Self(bindings::ib_qp_attr_mask_IB_QP_DEST_QPN);
+
+    /// Whether `bit` is set.
+    pub(crate) fn has(self, bit: Self) -> bool {
+        self.0 & bit.0 != 0
+    }
+
+    /// Whether no bit outside `allowed` is set.
+    pub(crate) fn within(self, allowed: &[Self]) -> bool {
+        let all = allowed.iter().fold(0, |acc, b| acc | b.0);
+        self.0 & !all == 0
+    }
+}
+
+/// The attributes of a QP that modify sets and query reports.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpAttr {
+    pub(crate) state: QpState,
+    /// `IB_ACCESS_*` rights for remote requests.
+    pub(crate) access: u32,
+    pub(crate) pkey_index: u16,
+    pub(crate) port: u32,
+    pub(crate) qkey: u32,
+    /// `enum ib_mtu`, as given.
+    pub(crate) path_mtu: u32,
+    pub(crate) dest_qpn: u32,
+    pub(crate) rq_psn: u32,
+    pub(crate) sq_psn: u32,
+    pub(crate) max_rd_atomic: u8,
+    pub(crate) max_dest_rd_atomic: u8,
+    pub(crate) min_rnr_timer: u8,
+    pub(crate) timeout: u8,
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+}
+
+/// A requested modification: the attributes named by `mask`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QpChange {
+    pub(crate) mask: QpMask,
+    pub(crate) attr: QpAttr,
+    /// The current state the caller believes in (with `QpMask::CUR_STATE`).
+    pub(crate) cur_state: Option<QpState>,
+}
+
+impl QpChange {
+    /// Reads the C attributes; `EINVAL` for a state that does not exist.
+    ///
+    /// # Safety
+    ///
+    /// `a` points to valid attributes.
+    pub(super) unsafe fn from_raw(
+        a: *const bindings::ib_qp_attr,
+        mask: u32,
+    ) -> kernel::error::Result<Self> {
+        use kernel::error::code::EINVAL;
+        // SAFETY: Guaranteed by the caller.
+        let a = unsafe { &*a };
+        let mask = QpMask(mask);
+        let state = |s, bit| {
+            if mask.has(bit) {
+                QpState::from_raw(s).map(Some).ok_or(EINVAL)
+            } else {
+                Ok(None)
+            }
+        };
+        Ok(Self {
+            mask,
+            attr: QpAttr {
+                state: state(a.qp_state, QpMask::STATE)?.unwrap_or_default(),
+                access: a.qp_access_flags as u32,
+                pkey_index: a.pkey_index,
+                port: a.port_num,
+                qkey: a.qkey,
+                path_mtu: a.path_mtu,
+                dest_qpn: a.dest_qp_num,
+                rq_psn: a.rq_psn,
+                sq_psn: a.sq_psn,
+                max_rd_atomic: a.max_rd_atomic,
+                max_dest_rd_atomic: a.max_dest_rd_atomic,
+                min_rnr_timer: a.min_rnr_timer,
+                timeout: a.timeout,
+                retry_cnt: a.retry_cnt,
+                rnr_retry: a.rnr_retry,
+            },
+            cur_state: state(a.cur_qp_state, QpMask::CUR_STATE)?,
+        })
+    }
+
+    /// Whether ib_core's table of the QP state machine (IBA 10.3) allows
+    /// going from `cur` to this change's state with exactly these attributes.
+    pub(crate) fn transition_ok(&self, cur: QpState, qp_type: QpType) -> bool {
+        let next = if self.mask.has(QpMask::STATE) {
+            self.attr.state
+        } else {
+            cur
+        };
+        let qp_type = match qp_type {
+            QpType::Rc => bindings::ib_qp_type_IB_QPT_RC,
+            QpType::Uc => bindings::ib_qp_type_IB_QPT_UC,
+            QpType::Ud => bindings::ib_qp_type_IB_QPT_UD,
+            QpType::Other(t) => t,
+        };
+        // SAFETY: A pure function of its arguments.
+        unsafe { bindings::ib_modify_qp_is_ok(cur as _, next as _, qp_type, self.mask.0) }
+    }
+}
+
+impl QpAttr {
+    /// Takes over the attributes `change` sets.
+    pub(crate) fn apply(&mut self, change: &QpChange) {
+        let (m, a) = (change.mask, &change.attr);
+        let set = |bit| m.has(bit);
+        if set(QpMask::STATE) {
+            self.state = a.state;
+        }
+        if set(QpMask::ACCESS_FLAGS) {
+            self.access = a.access;
+        }
+        if set(QpMask::PKEY_INDEX) {
+            self.pkey_index = a.pkey_index;
+        }
+        if set(QpMask::PORT) {
+            self.port = a.port;
+        }
+        if set(QpMask::QKEY) {
+            self.qkey = a.qkey;
+        }
+        if set(QpMask::PATH_MTU) {
+            self.path_mtu = a.path_mtu;
+        }
+        if set(QpMask::DEST_QPN) {
+            self.dest_qpn = a.dest_qpn;
+        }
+        if set(QpMask::RQ_PSN) {
+            self.rq_psn = a.rq_psn;
+        }
+        if set(QpMask::SQ_PSN) {
+            self.sq_psn = a.sq_psn;
+        }
+        if set(QpMask::MAX_QP_RD_ATOMIC) {
+            self.max_rd_atomic = a.max_rd_atomic;
+        }
+        if set(QpMask::MAX_DEST_RD_ATOMIC) {
+            self.max_dest_rd_atomic = a.max_dest_rd_atomic;
+        }
+        if set(QpMask::MIN_RNR_TIMER) {
+            self.min_rnr_timer = a.min_rnr_timer;
+        }
+        if set(QpMask::TIMEOUT) {
+            self.timeout = a.timeout;
+        }
+        if set(QpMask::RETRY_CNT) {
+            self.retry_cnt = a.retry_cnt;
+        }
+        if set(QpMask::RNR_RETRY) {
+            self.rnr_retry = a.rnr_retry;
+        }
+    }
+
+    /// Reports the attributes through the C structure.
+    pub(super) fn write_to(&self, a: &mut bindings::ib_qp_attr) {
+        a.qp_state = self.state as _;
+        a.cur_qp_state = self.state as _;
+        a.qp_access_flags = self.access as _;
+        a.pkey_index = self.pkey_index;
+        a.port_num = self.port;
+        a.qkey = self.qkey;
+        a.path_mtu = self.path_mtu;
+        a.dest_qp_num = self.dest_qpn;
+        a.rq_psn = self.rq_psn;
+        a.sq_psn = self.sq_psn;
+        a.max_rd_atomic = self.max_rd_atomic;
+        a.max_dest_rd_atomic = self.max_dest_rd_atomic;
+        a.min_rnr_timer = self.min_rnr_timer;
+        a.timeout = self.timeout;
+        a.retry_cnt = self.retry_cnt;
+        a.rnr_retry = self.rnr_retry;
+    }
+}
+
+/// Writes `caps` to a C `ib_qp_cap`.
+pub(super) fn write_cap(caps: &QpCaps, cap: &mut bindings::ib_qp_cap) {
+    cap.max_send_wr = caps.max_send_wr;
+    cap.max_recv_wr = caps.max_recv_wr;
+    cap.max_send_sge = caps.max_send_sge;
+    cap.max_recv_sge = caps.max_recv_sge;
+    cap.max_inline_data = caps.max_inline_data;
 }

@@ -12,12 +12,12 @@ use crate::kernel_ext::{
     net::NetDevice,
     rdma::{
         self, uverbs_cmd, CqAttr, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer,
-        MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, QpInit,
-        Registry, UData, UserContext, UserRegion,
+        MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, QpAttr,
+        QpCaps, QpChange, QpInit, Registry, UData, UserContext, UserRegion,
     },
 };
 use crate::mr::{self, Mr, MAX_MR};
-use crate::qp::{self, Qp, MAX_QP, MAX_QP_WR, MAX_SGE};
+use crate::qp::{self, Qp, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE};
 use crate::udp::{Transport, TransportUse};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -133,6 +133,8 @@ impl Driver for RroceDevice {
             page_size_cap: 0xffff_f000,
             max_qp: MAX_QP,
             max_qp_wr: MAX_QP_WR,
+            max_qp_rd_atom: MAX_RD_ATOMIC.into(),
+            max_qp_init_rd_atom: MAX_RD_ATOMIC.into(),
             max_send_sge: MAX_SGE,
             max_recv_sge: MAX_SGE,
             max_cq: 1 << 16,
@@ -228,6 +230,14 @@ impl Driver for RroceDevice {
 
     fn destroy_qp(dev: &Device<Self>, qp: Qp) {
         qp.destroy(dev);
+    }
+
+    fn modify_qp(_dev: &Device<Self>, qp: &Qp, change: &QpChange) -> Result {
+        qp.modify(change)
+    }
+
+    fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<(QpAttr, QpCaps)> {
+        Ok(qp.query())
     }
 }
 

@@ -4,16 +4,18 @@
 //! which posts work requests into them.
 
 use crate::device::RroceDevice;
+use crate::device::PORT;
 use crate::index::IndexTable;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::{CreateQpResp, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
-        Device, QpInit, QpType, UData, UserContext,
+        Access, Device, Mtu, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType, UData,
+        UserContext,
     },
 };
 use crate::ring::UserRing;
-use kernel::prelude::*;
+use kernel::{new_mutex, prelude::*, sync::Mutex};
 
 /// QP numbers: 0 and 1 are the special QPs of IB, and numbers up to 15 stay
 /// free as in the C rxe.
@@ -28,6 +30,15 @@ pub(crate) const MAX_SGE: u32 = 32;
 /// The most inline data per send: the room of `MAX_SGE` entries.
 pub(crate) const MAX_INLINE_DATA: u32 = MAX_SGE * SGE_SIZE;
 
+/// The most RDMA READ and atomic requests in flight per QP, each way.
+pub(crate) const MAX_RD_ATOMIC: u8 = 128;
+/// The remote access rights a QP may grant.
+const QP_ACCESS: Access = Access::REMOTE_WRITE
+    .with(Access::REMOTE_READ)
+    .with(Access::REMOTE_ATOMIC);
+/// PSNs and QP numbers are 24-bit.
+const MAX_24BIT: u32 = (1 << 24) - 1;
+
 /// The table of QP numbers.
 pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
     IndexTable::new(FIRST_QPN, LAST_QPN)
@@ -36,6 +47,10 @@ pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
 /// A queue pair.
 pub(crate) struct Qp {
     qpn: u32,
+    qp_type: QpType,
+    caps: QpCaps,
+    /// State and attributes, as modify sets them.
+    attr: Pin<KBox<Mutex<QpAttr>>>,
     /// The send queue, which the requester will consume.
     _sq: UserRing,
     /// The receive queue, which the responder will consume.
@@ -79,17 +94,85 @@ impl Qp {
         caps.max_send_wr = sq.capacity();
         caps.max_recv_wr = rq.capacity();
 
+        let attr = KBox::pin_init(new_mutex!(QpAttr::default()), GFP_KERNEL)?;
         let qpn = dev.data().qpns().alloc()?;
         let qp = Self {
             qpn,
+            qp_type: init.qp_type,
+            caps: *caps,
+            attr,
             _sq: sq,
             _rq: rq,
         };
         Ok((qp, qpn))
     }
 
+    /// Moves the QP to a new state with new attributes, if the state
+    /// machine allows it and every value is one rroce supports.
+    pub(crate) fn modify(&self, change: &QpChange) -> Result {
+        let mut attr = self.attr.lock();
+        if change.cur_state.is_some_and(|s| s != attr.state)
+            || !change.transition_ok(attr.state, self.qp_type)
+            || !valid(change)
+        {
+            return Err(EINVAL);
+        }
+        attr.apply(change);
+        Ok(())
+    }
+
+    /// The attributes and capacities.
+    pub(crate) fn query(&self) -> (QpAttr, QpCaps) {
+        (*self.attr.lock(), self.caps)
+    }
+
     /// Gives the QP number back; dropping the QP frees its rings.
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
         dev.data().qpns().free(self.qpn);
     }
+}
+
+/// Whether every value `change` sets is within what rroce supports.
+fn valid(change: &QpChange) -> bool {
+    let (m, a) = (change.mask, &change.attr);
+    let ok = |bit, cond: bool| !m.has(bit) || cond;
+    m.within(&[
+        QpMask::STATE,
+        QpMask::CUR_STATE,
+        QpMask::ACCESS_FLAGS,
+        QpMask::PKEY_INDEX,
+        QpMask::PORT,
+        QpMask::QKEY,
+        QpMask::AV,
+        QpMask::PATH_MTU,
+        QpMask::TIMEOUT,
+        QpMask::RETRY_CNT,
+        QpMask::RNR_RETRY,
+        QpMask::RQ_PSN,
+        QpMask::MAX_QP_RD_ATOMIC,
+        QpMask::MIN_RNR_TIMER,
+        QpMask::SQ_PSN,
+        QpMask::MAX_DEST_RD_ATOMIC,
+        QpMask::DEST_QPN,
+    ]) && ok(
+        QpMask::STATE,
+        a.state != QpState::Sqd && a.state != QpState::Sqe,
+    ) && ok(
+        QpMask::ACCESS_FLAGS,
+        QP_ACCESS.contains(Access::from_bits(a.access)),
+    ) && ok(QpMask::PKEY_INDEX, a.pkey_index == 0)
+        && ok(QpMask::PORT, a.port == PORT)
+        && ok(QpMask::PATH_MTU, Mtu::from_raw(a.path_mtu).is_some())
+        && ok(QpMask::TIMEOUT, a.timeout <= 31)
+        && ok(QpMask::RETRY_CNT, a.retry_cnt <= 7)
+        && ok(QpMask::RNR_RETRY, a.rnr_retry <= 7)
+        && ok(QpMask::MIN_RNR_TIMER, a.min_rnr_timer <= 31)
+        && ok(QpMask::RQ_PSN, a.rq_psn <= MAX_24BIT)
+        && ok(QpMask::SQ_PSN, a.sq_psn <= MAX_24BIT)
+        && ok(QpMask::DEST_QPN, a.dest_qpn <= MAX_24BIT)
+        && ok(QpMask::MAX_QP_RD_ATOMIC, a.max_rd_atomic <= MAX_RD_ATOMIC)
+        && ok(
+            QpMask::MAX_DEST_RD_ATOMIC,
+            a.max_dest_rd_atomic <= MAX_RD_ATOMIC,
+        )
 }

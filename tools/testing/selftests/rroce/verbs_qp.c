@@ -2,10 +2,14 @@
 /*
  * Queue pairs through unmodified libibverbs and its rxe provider: RC, UC
  * and UD QPs get distinct numbers and the capacities asked for, with rings
- * the provider maps; oversized or unsupported requests are refused; what a
- * process leaves open is cleaned up when it closes the device.
+ * the provider maps (the receive ring fills to exactly its capacity); they
+ * go through the state machine as IBA allows, query reports what was set,
+ * and bad transitions and values are refused; oversized or unsupported
+ * requests are refused; what a process leaves open is cleaned up when it
+ * closes the device.
  *
- * Usage: verbs_qp DEVICE.  Prints KTAP; exits 0 if every case passed.
+ * Usage: verbs_qp DEVICE GID_INDEX.  Prints KTAP; exits 0 if every case
+ * passed.  GID_INDEX is a RoCE v2 GID of the device, used as both ends'.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -54,6 +58,57 @@ static struct ibv_qp_init_attr attr(struct ibv_cq *cq, enum ibv_qp_type type)
 	return a;
 }
 
+/* Posts receives until the ring is full; returns how many went in. */
+static int fill_rq(struct ibv_qp *qp, char *buf)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64 };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	int n = 0;
+
+	while (n < 100000 && !ibv_post_recv(qp, &wr, &bad))
+		wr.wr_id = ++n;
+	return n;
+}
+
+/* Takes an RC QP to RTS, talking to @dest_qpn at its own GID @gid. */
+static int rc_to_rts(struct ibv_qp *qp, int gid, uint32_t dest_qpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0x456;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = gid;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_query_gid(qp->context, 1, gid, &a.ah_attr.grh.dgid) ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER))
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0x789;
+	a.max_rd_atomic = 4;
+	return !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 /* create_fails: creating a QP with @a fails with @want (0: any errno). */
 static int create_fails(struct ibv_pd *pd, struct ibv_qp_init_attr a, int want)
 {
@@ -73,17 +128,21 @@ int main(int argc, char **argv)
 {
 	static struct ibv_qp *qps[NR_QPS];
 	struct ibv_qp *rc, *uc, *ud;
-	struct ibv_qp_init_attr a;
+	struct ibv_qp_init_attr a, qa_init;
+	struct ibv_qp_attr qa;
+	static char buf[4096];
+	int n, gid;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	int i, ok;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DEVICE GID_INDEX\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..8\n");
+	gid = atoi(argv[2]);
+	printf("TAP version 13\n1..14\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
@@ -100,6 +159,33 @@ int main(int argc, char **argv)
 		return 1;
 	printf("# qpn %u, send_wr %u, recv_wr %u\n", rc->qp_num, a.cap.max_send_wr,
 	       a.cap.max_recv_wr);
+
+	/* Receives may only be posted from INIT on (IBA C10-97.2.1). */
+	report(rc_to_rts(rc, gid, rc->qp_num), "RESET, INIT, RTR, RTS, looped back to itself");
+	n = fill_rq(rc, buf);
+	printf("# %d receives posted\n", n);
+	report(n == (int)a.cap.max_recv_wr, "the receive ring takes exactly max_recv_wr receives");
+
+	memset(&qa, 0, sizeof(qa));
+	report(!ibv_query_qp(rc, &qa, IBV_QP_STATE, &qa_init) && qa.qp_state == IBV_QPS_RTS &&
+	       qa.path_mtu == IBV_MTU_1024 && qa.dest_qp_num == rc->qp_num &&
+	       qa.rq_psn == 0x456 && qa.sq_psn == 0x789 && qa.max_dest_rd_atomic == 4 &&
+	       qa.max_rd_atomic == 4 && qa.min_rnr_timer == 12 && qa.timeout == 14 &&
+	       qa.retry_cnt == 7 && qa.rnr_retry == 7 && qa.port_num == 1 &&
+	       qa.qp_access_flags == (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) &&
+	       qa_init.cap.max_recv_wr == a.cap.max_recv_wr,
+	       "query reports every attribute that was set");
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTR;
+	errno = ibv_modify_qp(rc, &qa, IBV_QP_STATE);
+	report(errno == EINVAL, "RTS back to RTR: EINVAL");
+	qa.qp_state = IBV_QPS_RTS;
+	qa.timeout = 32;
+	errno = ibv_modify_qp(rc, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT);
+	report(errno == EINVAL, "a timeout beyond 31: EINVAL");
+	qa.qp_state = IBV_QPS_ERR;
+	report(!ibv_modify_qp(rc, &qa, IBV_QP_STATE), "RTS to ERR");
 
 	a = attr(cq, IBV_QPT_UC);
 	uc = ibv_create_qp(pd, &a);
