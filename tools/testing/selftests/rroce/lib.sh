@@ -62,6 +62,26 @@ build_prog() {
 		{ echo "# building $name.c failed"; exit $KSFT_FAIL; }
 }
 
+# run_verbs_prog PROG [ARG...]: in the VM, with rroce0 on eth0, run a
+# libibverbs test program (PROG rroce0 ARG...) and report it as one KTAP line
+# among four: load, add, the program's own results, delete and unload.
+run_verbs_prog() {
+	local prog=$1
+	shift
+	require_cmd rdma
+	ktap_plan 4
+	load_rroce
+	ktap_result $? "insmod rroce.ko"
+	run rdma link add rroce0 type rroce netdev eth0
+	ktap_result $? "rdma link add rroce0 type rroce netdev eth0"
+	run "$prog" rroce0 "$@"
+	ktap_result $? "${prog##*/}: $(grep -c '^ok' <<<"$RUN_OUTPUT") passed," \
+		"$(grep -c '^not ok' <<<"$RUN_OUTPUT") failed"
+	rdma link delete rroce0 && rmmod rroce
+	ktap_result $? "delete the device and unload"
+	ktap_finish
+}
+
 # A failed precondition in the VM, not a failed test: exit 4.
 require_cmd() {
 	local cmd

@@ -13,29 +13,10 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "verbs_util.h"
+
 #define MAX_CQE ((1 << 15) - 1)
 
-static int cases, failed;
-
-static void report(int ok, const char *what)
-{
-	cases++;
-	if (!ok)
-		failed++;
-	printf("%sok %d %s\n", ok ? "" : "not ", cases, what);
-}
-
-static struct ibv_context *open_device(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 int main(int argc, char **argv)
 {

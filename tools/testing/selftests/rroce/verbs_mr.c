@@ -14,32 +14,13 @@
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
 
+#include "verbs_util.h"
+
 #define NR_MRS 100
 #define LEN (1 << 20)
 #define ALL_RIGHTS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-static int cases, failed;
-
-static void report(int ok, const char *what)
-{
-	cases++;
-	if (!ok)
-		failed++;
-	printf("%sok %d %s\n", ok ? "" : "not ", cases, what);
-}
-
-static struct ibv_context *open_device(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 /* reg_fails: registering fails with @want (0: any errno). */
 static int reg_fails(struct ibv_pd *pd, void *addr, size_t len, int access, int want)

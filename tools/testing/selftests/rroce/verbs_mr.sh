@@ -10,14 +10,4 @@
 in_vm || build_prog verbs_mr -libverbs
 vm_main 1 "$PROG"
 
-require_cmd rdma
-ktap_plan 4
-load_rroce
-ktap_result $? "insmod rroce.ko"
-run rdma link add rroce0 type rroce netdev eth0
-ktap_result $? "rdma link add rroce0 type rroce netdev eth0"
-run "$1" rroce0
-ktap_result $? "verbs_mr: $(grep -c '^ok' <<<"$RUN_OUTPUT") passed, $(grep -c '^not ok' <<<"$RUN_OUTPUT") failed"
-rdma link delete rroce0 && rmmod rroce
-ktap_result $? "delete the device and unload"
-ktap_finish
+run_verbs_prog "$1"

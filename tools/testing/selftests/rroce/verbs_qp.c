@@ -8,8 +8,7 @@
  * requests are refused; what a process leaves open is cleaned up when it
  * closes the device.
  *
- * Usage: verbs_qp DEVICE GID_INDEX.  Prints KTAP; exits 0 if every case
- * passed.  GID_INDEX is a RoCE v2 GID of the device, used as both ends'.
+ * Usage: verbs_qp DEVICE.  Prints KTAP; exits 0 if every case passed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,29 +16,10 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "verbs_util.h"
+
 #define NR_QPS 100
 
-static int cases, failed;
-
-static void report(int ok, const char *what)
-{
-	cases++;
-	if (!ok)
-		failed++;
-	printf("%sok %d %s\n", ok ? "" : "not ", cases, what);
-}
-
-static struct ibv_context *open_device(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static struct ibv_qp_init_attr attr(struct ibv_cq *cq, enum ibv_qp_type type)
 {
@@ -56,6 +36,18 @@ static struct ibv_qp_init_attr attr(struct ibv_cq *cq, enum ibv_qp_type type)
 		},
 	};
 	return a;
+}
+
+/* The index of the first IPv4 GID of port 1 (rroce has only RoCE v2 GIDs). */
+static int ipv4_gid(struct ibv_context *ctx)
+{
+	static const unsigned char prefix[12] = { [10] = 0xff, [11] = 0xff };
+	union ibv_gid gid;
+
+	for (int i = 0; i < 16; i++)
+		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(gid.raw, prefix, sizeof(prefix)))
+			return i;
+	return -1;
 }
 
 /* Posts receives until the ring is full; returns how many went in. */
@@ -137,16 +129,16 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	int i, ok;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s DEVICE GID_INDEX\n", argv[0]);
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	gid = atoi(argv[2]);
 	printf("TAP version 13\n1..14\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
-	report(ctx && pd && cq, "open the device, allocate a PD and a CQ");
+	gid = ctx ? ipv4_gid(ctx) : -1;
+	report(ctx && pd && cq && gid >= 0, "open the device, allocate a PD and a CQ, find an IPv4 GID");
 	if (!pd || !cq)
 		return 1;
 
