@@ -3,7 +3,7 @@
 //! The rroce device: what it says about itself to ib_core and userspace.
 //!
 //! Port state and MTU are not stored: they are read from the netdev each
-//! time, so they can never disagree with it. Documentation/device.rst lists
+//! time, so they can never disagree with it. Documentation/user-guide.rst lists
 //! the attributes and why they have their values.
 
 use crate::cq::{Cq, MAX_CQE};
