@@ -144,10 +144,10 @@ impl<T: NewLink> LinkRegistration<T> {
         netdev: *mut bindings::net_device,
     ) -> ffi::c_int {
         from_result(|| {
-            // SAFETY: ib_core passes a NUL-terminated name and a netdev it
-            // holds for the duration of the call.
-            let (name, netdev) =
-                unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(netdev)) };
+            // SAFETY: ib_core passes a NUL-terminated name that lives for the call.
+            let name = unsafe { CStr::from_char_ptr(name) };
+            // SAFETY: ib_core holds the netdev for the duration of the call.
+            let netdev = unsafe { NetDevice::from_raw(netdev) };
             let ptr = T::global().0.load(Ordering::Acquire);
             if ptr.is_null() {
                 return Err(ENODEV);

@@ -14,6 +14,7 @@ use crate::kernel_ext::{
         UserContext,
     },
 };
+use crate::proto::psn::Psn;
 use crate::ring::UserRing;
 use kernel::{new_mutex, prelude::*, sync::Mutex};
 
@@ -36,8 +37,8 @@ pub(crate) const MAX_RD_ATOMIC: u8 = 128;
 const QP_ACCESS: Access = Access::REMOTE_WRITE
     .with(Access::REMOTE_READ)
     .with(Access::REMOTE_ATOMIC);
-/// PSNs and QP numbers are 24-bit.
-const MAX_24BIT: u32 = (1 << 24) - 1;
+/// PSNs and QP numbers are 24-bit, like the PSN type of the protocol core.
+const MAX_24BIT: u32 = Psn::MASK;
 
 /// The table of QP numbers.
 pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
