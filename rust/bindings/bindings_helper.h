@@ -8,6 +8,8 @@
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
 #include <linux/random.h>
+#include <linux/crc32.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>

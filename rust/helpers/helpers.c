@@ -97,3 +97,270 @@ struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata)
 	return udata ? container_of(udata, struct uverbs_attr_bundle, driver_udata)->context :
 		       NULL;
 }
+
+/*
+ * The data path: socket buffers, routes and IP output.
+ */
+
+/* Room in front of a RoCEv2 packet for the link, IP and UDP headers. */
+#define RROCE_HEADROOM (LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+
+/* A buffer of @len zeroed bytes with room for the headers in front. */
+struct sk_buff *rroce_skb_alloc(unsigned int len)
+{
+	struct sk_buff *skb = alloc_skb(RROCE_HEADROOM + len, GFP_KERNEL);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, RROCE_HEADROOM);
+	memset(skb_put(skb, len), 0, len);
+	return skb;
+}
+
+unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len)
+{
+	*len = skb_headlen(skb);
+	return skb->data;
+}
+
+int rroce_skb_linearize(struct sk_buff *skb)
+{
+	return skb_linearize(skb);
+}
+
+/* The IP header of a received or built packet: network to transport header. */
+unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len)
+{
+	*len = skb_transport_header(skb) - skb_network_header(skb);
+	return skb_network_header(skb);
+}
+
+/* Moves data from the IP header to the UDP header, as UDP delivers it. */
+void rroce_skb_pull_to_transport(struct sk_buff *skb)
+{
+	__skb_pull(skb, skb_transport_offset(skb));
+}
+
+/*
+ * Routes a packet from @saddr to @daddr (IPv4-mapped for IPv4) out of
+ * @ndev, and pushes its UDP and IP headers; the IP header is final but for
+ * the fields ip_local_out() recomputes identically (length, checksum), so
+ * the ICRC can be computed over it. Returns 1 if the destination is a local
+ * address, 0 if the packet is to go out, or a negative errno.
+ */
+int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
+		    const struct in6_addr *saddr, const struct in6_addr *daddr,
+		    u16 sport, u8 tclass, u8 hop_limit)
+{
+	struct net *net = dev_net(ndev);
+	struct dst_entry *dst;
+	struct udphdr *udph;
+	bool v4 = ipv6_addr_v4mapped(daddr);
+
+	if (v4 != ipv6_addr_v4mapped(saddr))
+		return -EINVAL;
+	if (v4) {
+		struct flowi4 fl = {
+			.flowi4_oif = ndev->ifindex,
+			.saddr = saddr->s6_addr32[3],
+			.daddr = daddr->s6_addr32[3],
+			.flowi4_proto = IPPROTO_UDP,
+		};
+		struct rtable *rt = ip_route_output_key(net, &fl);
+
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		dst = &rt->dst;
+	} else {
+		struct flowi6 fl = {
+			.flowi6_oif = ndev->ifindex,
+			.saddr = *saddr,
+			.daddr = *daddr,
+			.flowi6_proto = IPPROTO_UDP,
+		};
+
+		if (!ipv6_mod_enabled())
+			return -EAFNOSUPPORT;
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl, NULL);
+		if (IS_ERR(dst))
+			return PTR_ERR(dst);
+		if (dst->error) {
+			int err = dst->error;
+
+			dst_release(dst);
+			return err;
+		}
+	}
+
+	skb_scrub_packet(skb, false);
+	skb_clear_hash(skb);
+	skb_dst_set(skb, dst);
+	skb->ip_summed = CHECKSUM_NONE;
+
+	__skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph = udp_hdr(skb);
+	udph->source = htons(sport);
+	udph->dest = htons(ROCE_V2_UDP_DPORT);
+	udph->len = htons(skb->len);
+	udph->check = 0;
+
+	if (v4) {
+		struct iphdr *iph;
+
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		__skb_push(skb, sizeof(*iph));
+		skb_reset_network_header(skb);
+		iph = ip_hdr(skb);
+		iph->version = IPVERSION;
+		iph->ihl = sizeof(*iph) >> 2;
+		iph->tot_len = htons(skb->len);
+		iph->frag_off = htons(IP_DF);
+		iph->protocol = IPPROTO_UDP;
+		iph->tos = tclass;
+		iph->ttl = hop_limit;
+		iph->saddr = saddr->s6_addr32[3];
+		iph->daddr = daddr->s6_addr32[3];
+		__ip_select_ident(net, iph, 1);
+		skb->protocol = htons(ETH_P_IP);
+	} else {
+		struct ipv6hdr *ip6h;
+
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		__skb_push(skb, sizeof(*ip6h));
+		skb_reset_network_header(skb);
+		ip6h = ipv6_hdr(skb);
+		ip6_flow_hdr(ip6h, tclass, 0);
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = hop_limit;
+		ip6h->saddr = *saddr;
+		ip6h->daddr = *daddr;
+		skb->protocol = htons(ETH_P_IPV6);
+	}
+	skb->dev = dst->dev;
+	return (dst->dev->flags & IFF_LOOPBACK) ? 1 : 0;
+}
+
+/* Sends a packet rroce_skb_route() prepared; consumes it. */
+int rroce_skb_ip_output(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb_dst(skb)->dev);
+	int err;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		err = ip_local_out(net, skb->sk, skb);
+	else
+		err = ip6_local_out(net, skb->sk, skb);
+	return net_xmit_eval(err);
+}
+
+void rroce_skb_queue_head_init(struct sk_buff_head *list)
+{
+	skb_queue_head_init(list);
+}
+
+void rroce_skb_queue_purge(struct sk_buff_head *list)
+{
+	skb_queue_purge(list);
+}
+
+/*
+ * Work items and completion handlers.
+ */
+
+void rroce_init_work(struct work_struct *work, work_func_t func)
+{
+	INIT_WORK(work, func);
+}
+
+void rroce_init_delayed_work(struct delayed_work *work, work_func_t func)
+{
+	INIT_DELAYED_WORK(work, func);
+}
+
+bool rroce_queue_work(struct work_struct *work)
+{
+	return queue_work(system_wq, work);
+}
+
+bool rroce_queue_delayed_work(struct delayed_work *work, unsigned long delay)
+{
+	return queue_delayed_work(system_wq, work, delay);
+}
+
+unsigned long rroce_usecs_to_jiffies(unsigned int us)
+{
+	return usecs_to_jiffies(us);
+}
+
+unsigned long rroce_jiffies(void)
+{
+	return jiffies;
+}
+
+void rroce_cq_comp_handler(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+}
+
+/*
+ * Pinned user memory: its pages, and copies to and from them.
+ */
+
+/* Calls @fn for each page of @umem, in order; stops at a nonzero return. */
+int rroce_umem_for_each_page(struct ib_umem *umem, int (*fn)(void *ctx, struct page *page),
+			     void *ctx)
+{
+	struct sg_page_iter iter;
+	int err;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		err = fn(ctx, sg_page_iter_page(&iter));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+unsigned long rroce_umem_offset(struct ib_umem *umem)
+{
+	return ib_umem_offset(umem);
+}
+
+/* Copies @len bytes at @offset in @page to (@to_page) or from @buf. */
+void rroce_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
+		     bool to_page)
+{
+	void *va = kmap_local_page(page);
+
+	if (to_page)
+		memcpy(va + offset, buf, len);
+	else
+		memcpy(buf, va + offset, len);
+	kunmap_local(va);
+}
+
+/*
+ * The IB atomics on an aligned u64 at @offset in @page: compare and swap if
+ * @cmp_swap, else fetch and add. Returns the original value.
+ */
+u64 rroce_page_atomic(struct page *page, unsigned int offset, bool cmp_swap, u64 compare,
+		      u64 swap_add)
+{
+	u64 *va = kmap_local_page(page) + offset;
+	u64 orig;
+
+	if (cmp_swap)
+		orig = cmpxchg64(va, compare, swap_add);
+	else
+		orig = atomic64_fetch_add(swap_add, (atomic64_t *)va);
+	kunmap_local(va);
+	return orig;
+}
+
+struct net_device *rroce_skb_dev(struct sk_buff *skb)
+{
+	return skb->dev;
+}

@@ -8,7 +8,13 @@
 
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -31,5 +37,35 @@ void *rroce_vmalloc_user(unsigned long size);
 struct ib_ucontext *rroce_attrs_ucontext(struct uverbs_attr_bundle *attrs);
 struct ib_udata *rroce_attrs_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata);
+
+struct sk_buff *rroce_skb_alloc(unsigned int len);
+unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len);
+int rroce_skb_linearize(struct sk_buff *skb);
+unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len);
+void rroce_skb_pull_to_transport(struct sk_buff *skb);
+int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
+		    const struct in6_addr *saddr, const struct in6_addr *daddr,
+		    u16 sport, u8 tclass, u8 hop_limit);
+int rroce_skb_ip_output(struct sk_buff *skb);
+void rroce_skb_queue_head_init(struct sk_buff_head *list);
+void rroce_skb_queue_purge(struct sk_buff_head *list);
+
+void rroce_init_work(struct work_struct *work, work_func_t func);
+void rroce_init_delayed_work(struct delayed_work *work, work_func_t func);
+bool rroce_queue_work(struct work_struct *work);
+bool rroce_queue_delayed_work(struct delayed_work *work, unsigned long delay);
+unsigned long rroce_usecs_to_jiffies(unsigned int us);
+unsigned long rroce_jiffies(void);
+void rroce_cq_comp_handler(struct ib_cq *cq);
+
+int rroce_umem_for_each_page(struct ib_umem *umem, int (*fn)(void *ctx, struct page *page),
+			     void *ctx);
+unsigned long rroce_umem_offset(struct ib_umem *umem);
+void rroce_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
+		     bool to_page);
+u64 rroce_page_atomic(struct page *page, unsigned int offset, bool cmp_swap, u64 compare,
+		      u64 swap_add);
+
+struct net_device *rroce_skb_dev(struct sk_buff *skb);
 
 #endif

@@ -16,6 +16,25 @@ pub(crate) fn random_u32() -> u32 {
     unsafe { crate::bindings::get_random_u32() }
 }
 
+/// `crc32_le()`: the IEEE CRC-32, reflected, without inversion on entry or
+/// exit, so that calls chain.
+pub(crate) fn crc32_le(crc: u32, bytes: &[u8]) -> u32 {
+    // SAFETY: Reads `bytes.len()` bytes of a valid slice.
+    unsafe { crate::bindings::crc32_le(crc, bytes.as_ptr(), bytes.len()) }
+}
+
+/// The kernel's tick counter (`jiffies`), for timeouts.
+pub(crate) fn jiffies() -> u64 {
+    // SAFETY: Reads a counter.
+    unsafe { crate::bindings::rroce_jiffies() as u64 }
+}
+
+/// `usecs` in jiffies, rounded up.
+pub(crate) fn usecs_to_jiffies(usecs: u32) -> u64 {
+    // SAFETY: A pure conversion.
+    unsafe { crate::bindings::rroce_usecs_to_jiffies(usecs) as u64 }
+}
+
 /// Error codes the `kernel` crate does not name yet.
 pub(crate) mod errno {
     use crate::bindings;

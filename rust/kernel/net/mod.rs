@@ -9,8 +9,8 @@
 pub(crate) mod udp_tunnel;
 
 use crate::bindings;
-use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{ffi, prelude::*, types::Opaque};
+use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
+use kernel::{error::to_result, ffi, prelude::*, types::Opaque};
 
 /// A network device (`struct net_device`), borrowed.
 ///
@@ -250,6 +250,119 @@ impl SkBuff {
         // INVARIANT: Guaranteed by the caller.
         NonNull::new(skb).map(Self)
     }
+
+    /// A buffer of `len` zeroed bytes, with room in front for the link, IP
+    /// and UDP headers.
+    pub(crate) fn alloc(len: usize) -> Result<Self> {
+        let len = u32::try_from(len).map_err(|_| EINVAL)?;
+        // SAFETY: Any length may be asked for; failure is a null pointer.
+        let skb = unsafe { bindings::rroce_skb_alloc(len) };
+        // INVARIANT: A new skb, ours alone.
+        NonNull::new(skb).map(Self).ok_or(ENOMEM)
+    }
+
+    /// The linear data, from `skb->data` to the end of the linear part.
+    pub(crate) fn data(&self) -> &[u8] {
+        let mut len = 0;
+        // SAFETY: The skb is valid; the helper reports the linear length.
+        let ptr = unsafe { bindings::rroce_skb_data(self.0.as_ptr(), &mut len) };
+        // SAFETY: `len` bytes at `ptr` belong to the skb, which we own.
+        unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+    }
+
+    /// The linear data, writable.
+    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+        let mut len = 0;
+        // SAFETY: As in `data`.
+        let ptr = unsafe { bindings::rroce_skb_data(self.0.as_ptr(), &mut len) };
+        // SAFETY: As in `data`; `&mut self` makes the access exclusive.
+        // Received skbs are linearized, so the data is not shared with clones.
+        unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) }
+    }
+
+    /// Makes the whole packet linear, so [`SkBuff::data`] holds all of it.
+    pub(crate) fn linearize(&mut self) -> Result {
+        // SAFETY: The skb is valid and ours.
+        to_result(unsafe { bindings::rroce_skb_linearize(self.0.as_ptr()) })
+    }
+
+    /// The IP header: from the network header to the transport header.
+    pub(crate) fn ip_header(&self) -> &[u8] {
+        let mut len = 0;
+        // SAFETY: The skb is valid; both headers are set on received skbs
+        // and on those `route` prepared, and lie in the linear part.
+        let ptr = unsafe { bindings::rroce_skb_ip_header(self.0.as_ptr(), &mut len) };
+        // SAFETY: `len` bytes at `ptr` belong to the skb's linear data.
+        unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+    }
+
+    /// The device it arrived on.
+    pub(crate) fn dev_raw(&self) -> *mut bindings::net_device {
+        // SAFETY: The skb is valid.
+        unsafe { bindings::rroce_skb_dev(self.0.as_ptr()) }
+    }
+
+    /// Routes the packet, whose data is the UDP payload, from `saddr` to
+    /// `daddr` (IPv4-mapped for IPv4) out of `netdev`, and puts the UDP and
+    /// IP headers in front of it. Afterwards `data` starts at the IP header.
+    pub(crate) fn route(&mut self, netdev: &NetDevice, path: &Path) -> Result<Route> {
+        // SAFETY: The skb is ours with the helper's headroom; the netdev and
+        // the addresses are valid for the call.
+        let ret = unsafe {
+            bindings::rroce_skb_route(
+                self.0.as_ptr(),
+                netdev.as_raw(),
+                path.saddr.as_ptr().cast(),
+                path.daddr.as_ptr().cast(),
+                path.sport,
+                path.tclass,
+                path.hop_limit,
+            )
+        };
+        to_result(ret)?;
+        Ok(if ret == 1 { Route::Local } else { Route::Out })
+    }
+
+    /// Moves `data` back from the IP header to the UDP header, where the
+    /// UDP layer delivers packets: for one `route` found to be local.
+    pub(crate) fn pull_to_transport(&mut self) {
+        // SAFETY: The skb is ours; `route` set its transport header.
+        unsafe { bindings::rroce_skb_pull_to_transport(self.0.as_ptr()) };
+    }
+
+    /// Sends a packet `route` prepared.
+    pub(crate) fn ip_output(self) -> Result {
+        let skb = ManuallyDrop::new(self);
+        // SAFETY: The skb is routed, with its headers; the IP layer takes it.
+        to_result(unsafe { bindings::rroce_skb_ip_output(skb.0.as_ptr()) })
+    }
+
+    /// Hands the skb over to C code that frees it.
+    pub(crate) fn into_raw(self) -> *mut bindings::sk_buff {
+        ManuallyDrop::new(self).0.as_ptr()
+    }
+}
+
+/// Where a packet goes and how, at the IP level.
+pub(crate) struct Path {
+    /// Source and destination, as IPv6 or IPv4-mapped addresses.
+    pub(crate) saddr: [u8; 16],
+    pub(crate) daddr: [u8; 16],
+    /// UDP source port.
+    pub(crate) sport: u16,
+    /// IPv4 TOS or IPv6 traffic class.
+    pub(crate) tclass: u8,
+    /// IPv4 TTL or IPv6 hop limit.
+    pub(crate) hop_limit: u8,
+}
+
+/// Where [`SkBuff::route`] sends a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// Out of a network device.
+    Out,
+    /// To a local address: it never leaves this host.
+    Local,
 }
 
 impl Drop for SkBuff {

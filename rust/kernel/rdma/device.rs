@@ -18,9 +18,9 @@ use super::{
 };
 use crate::{
     bindings,
-    kernel_ext::net::{NetDevice, NetDeviceRef},
+    kernel_ext::net::{NetDevice, NetDeviceRef, SkBuff},
 };
-use core::{marker::PhantomData, ptr::addr_of_mut};
+use core::{marker::PhantomData, mem::offset_of, ptr::addr_of_mut};
 use kernel::{
     error::{from_result, to_result},
     ffi, new_mutex,
@@ -73,6 +73,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn create_cq(
         dev: &Device<Self>,
         attr: &CqAttr,
+        notifier: Arc<CqNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self::Cq, u32)>;
     /// Arms the CQ to signal its next completion (`solicited_only`: only
@@ -92,6 +93,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         dev: &Device<Self>,
         pd: &Self::Pd,
         init: &mut QpInit,
+        cqs: QpCqs<'_, Self>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self::Qp, u32)>;
     /// Destroys a queue pair; its data is handed back to be dropped.
@@ -100,6 +102,57 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
     /// A QP's attributes and capacities.
     fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
+    /// Runs a user QP's send queue: the rxe provider's doorbell, a
+    /// POST_SEND command without work requests.
+    fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;
+    /// Handles a RoCEv2 packet for the device, from a work item; `skb`
+    /// is linear and its data starts at the UDP header.
+    fn receive(dev: &Device<Self>, skb: SkBuff);
+    /// The device's timer, armed by [`Device::arm_tick`], fired.
+    fn tick(dev: &Device<Self>);
+}
+
+/// The completion queues of a new QP.
+pub(crate) struct QpCqs<'a, T: Driver> {
+    /// Where send completions go.
+    pub(crate) send: &'a T::Cq,
+    /// Where receive completions go.
+    pub(crate) recv: &'a T::Cq,
+}
+
+/// Signals a CQ's completion event (its `comp_handler`, e.g. to a
+/// completion channel) for as long as the CQ exists.
+///
+/// # Invariants
+///
+/// `cq` is the CQ's `ib_cq` until the CQ is destroyed, and null after.
+#[pin_data]
+pub(crate) struct CqNotifier {
+    #[pin]
+    cq: Mutex<RawCq>,
+}
+
+struct RawCq(*mut bindings::ib_cq);
+
+// SAFETY: The pointer is only used under the mutex, while the CQ lives.
+unsafe impl Send for RawCq {}
+
+impl CqNotifier {
+    /// Calls the CQ's completion handler, unless the CQ is gone.
+    pub(crate) fn notify(&self) {
+        let cq = self.cq.lock();
+        if !cq.0.is_null() {
+            // SAFETY: Not null, so the CQ is alive by the type invariant,
+            // and cannot be destroyed while we hold the lock.
+            unsafe { bindings::rroce_cq_comp_handler(cq.0) };
+        }
+    }
+}
+
+/// A CQ's data behind its `ib_cq`: the driver's, and the notifier.
+struct CqSlot<T: Driver> {
+    notifier: Arc<CqNotifier>,
+    data: T::Cq,
 }
 
 /// The user memory a `reg_user_mr` asks for.
@@ -111,6 +164,8 @@ pub(crate) struct UserRegion {
     pub(crate) length: u64,
     /// The access rights asked for.
     pub(crate) access: Access,
+    /// The address work requests and peers will use for `start`.
+    pub(crate) iova: u64,
 }
 
 /// The keys of a memory region, as work requests (`lkey`) and peers
@@ -152,8 +207,16 @@ impl UserContext {
 struct Container<T: Driver> {
     ib: Opaque<bindings::ib_device>,
     registry: Arc<Registry<T>>,
+    /// Received packets waiting for `rx_work`.
+    rx_queue: Opaque<bindings::sk_buff_head>,
+    rx_work: Opaque<bindings::work_struct>,
+    /// The device's timer.
+    tick: Opaque<bindings::delayed_work>,
     data: T,
 }
+
+/// How many packets the receive work handles before it yields the CPU.
+const RX_BUDGET: usize = 64;
 
 /// A registered RDMA device of driver `T`.
 ///
@@ -214,6 +277,49 @@ impl<T: Driver> Device<T> {
     pub(crate) fn unregister_queued(&self) {
         // SAFETY: The device is alive by the type invariant.
         unsafe { bindings::ib_unregister_device_queued(self.as_raw()) };
+    }
+
+    /// Queues a received packet for the device it arrived on, if that is
+    /// one of ours; otherwise drops it. Callable in softirq context.
+    pub(crate) fn deliver(skb: SkBuff) {
+        // SAFETY: The skb's device is alive while we own the skb; a returned
+        // device is held until the put.
+        let ib = unsafe { bindings::ib_device_get_by_netdev(skb.dev_raw(), T::DRIVER_ID) };
+        if ib.is_null() {
+            return;
+        }
+        // Another driver may use the same driver id (the C rxe does): only
+        // the devices this module registered carry a `Container<T>`, and a
+        // module has at most one `Driver` type.
+        // SAFETY: `ib` is held, so its ops can be read.
+        if unsafe { (*ib).ops.owner } == crate::THIS_MODULE.as_ptr().cast() {
+            // SAFETY: Ours and held, so it heads a live `Container<T>`.
+            unsafe { Self::from_raw(ib) }.deliver_local(skb);
+        }
+        // SAFETY: Releases the reference taken above.
+        unsafe { bindings::ib_device_put(ib) };
+    }
+
+    /// Queues a packet for this device's receive work.
+    pub(crate) fn deliver_local(&self, skb: SkBuff) {
+        let c = self.container();
+        // SAFETY: The queue and work were initialised with the device and
+        // are cancelled before it is freed; the queue takes the skb.
+        unsafe {
+            bindings::skb_queue_tail(c.rx_queue.get(), skb.into_raw());
+            bindings::rroce_queue_work(c.rx_work.get());
+        }
+    }
+
+    /// Fires [`Driver::tick`] in `usecs` microseconds, unless it is already
+    /// due sooner.
+    pub(crate) fn arm_tick(&self, usecs: u32) {
+        // SAFETY: The timer was initialised with the device and is cancelled
+        // before it is freed.
+        unsafe {
+            let delay = bindings::rroce_usecs_to_jiffies(usecs);
+            bindings::rroce_queue_delayed_work(self.container().tick.get(), delay);
+        }
     }
 
     /// Whether any device of driver id `T::DRIVER_ID` is bound to `netdev`,
@@ -321,6 +427,13 @@ impl<T: Driver> Registry<T> {
             return Err(ENOMEM);
         }
         let container = ib.cast::<Container<T>>();
+        // SAFETY: The fields lie inside the allocation; the work items'
+        // functions find the container from them.
+        unsafe {
+            bindings::rroce_skb_queue_head_init((*container).rx_queue.get());
+            bindings::rroce_init_work((*container).rx_work.get(), Some(Adapter::<T>::rx_work));
+            bindings::rroce_init_delayed_work((*container).tick.get(), Some(Adapter::<T>::tick));
+        }
         // SAFETY: `data` lies inside the allocation and is uninitialised.
         if let Err(e) = unsafe { init.__pinned_init(addr_of_mut!((*container).data)) } {
             // SAFETY: No ops are set yet, so this frees without calling back.
@@ -415,7 +528,7 @@ struct Adapter<T: Driver>(PhantomData<T>);
 
 type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
 type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
-type CqObject<T> = Object<bindings::ib_cq, <T as Driver>::Cq>;
+type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
 type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
 type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
 
@@ -443,6 +556,7 @@ impl<T: Driver> Adapter<T> {
         destroy_qp: Some(Self::destroy_qp),
         modify_qp: Some(Self::modify_qp),
         query_qp: Some(Self::query_qp),
+        post_send: Some(Self::post_send),
         mmap: Some(super::mmap::mmap),
         mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
@@ -464,12 +578,53 @@ impl<T: Driver> Adapter<T> {
 
     /// # Safety
     ///
+    /// `work` is the `rx_work` of a live `Container<T>`.
+    unsafe extern "C" fn rx_work(work: *mut bindings::work_struct) {
+        // SAFETY: Guaranteed by the caller.
+        let c = unsafe { &*work.byte_sub(offset_of!(Container<T>, rx_work)).cast::<Container<T>>() };
+        // SAFETY: The device is alive while its work may run.
+        let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
+        for _ in 0..RX_BUDGET {
+            // SAFETY: The queue is initialised.
+            let skb = unsafe { bindings::skb_dequeue(c.rx_queue.get()) };
+            // SAFETY: Dequeued, so ours.
+            let Some(mut skb) = (unsafe { SkBuff::from_raw(skb) }) else {
+                return;
+            };
+            if skb.linearize().is_ok() {
+                T::receive(dev, skb);
+            }
+        }
+        // More to do: yield, and come back.
+        // SAFETY: As above.
+        unsafe { bindings::rroce_queue_work(c.rx_work.get()) };
+    }
+
+    /// # Safety
+    ///
+    /// `work` is the work of the `tick` of a live `Container<T>`.
+    unsafe extern "C" fn tick(work: *mut bindings::work_struct) {
+        // `delayed_work` starts with its `work_struct`.
+        let offset = offset_of!(Container<T>, tick) + offset_of!(bindings::delayed_work, work);
+        // SAFETY: Guaranteed by the caller.
+        let c = unsafe { &*work.byte_sub(offset).cast::<Container<T>>() };
+        // SAFETY: The device is alive while its work may run.
+        T::tick(unsafe { Device::<T>::from_raw(c.ib.get()) });
+    }
+
+    /// # Safety
+    ///
     /// Called by `ib_dealloc_device`, once, for one of our devices.
     unsafe extern "C" fn dealloc_driver(ib: *mut bindings::ib_device) {
         let container = ib.cast::<Container<T>>();
         // SAFETY: Called once, from `ib_dealloc_device`, after which ib_core
         // never calls us for this device again: the data can be dropped.
         unsafe {
+            // Unregistered: no packet is delivered any more. The timer may
+            // rearm itself, which `cancel_delayed_work_sync` copes with.
+            bindings::cancel_work_sync((*container).rx_work.get());
+            bindings::cancel_delayed_work_sync((*container).tick.get());
+            bindings::rroce_skb_queue_purge((*container).rx_queue.get());
             (*container).registry.delist(ib);
             core::ptr::drop_in_place(addr_of_mut!((*container).data));
             core::ptr::drop_in_place(addr_of_mut!((*container).registry));
@@ -657,9 +812,16 @@ impl<T: Driver> Adapter<T> {
                 let uctx = bindings::rroce_attrs_ucontext(attrs).cast::<UserContext>();
                 let udata = UData::from_raw(bindings::rroce_attrs_udata(attrs));
                 let user = uctx.as_ref().map(|u| (u, &udata));
-                let (data, cqe) = T::create_cq(Self::device((*cq).device), &a, user)?;
+                let notifier = Arc::pin_init(
+                    pin_init!(CqNotifier {
+                        cq <- new_mutex!(RawCq(cq)),
+                    }),
+                    GFP_KERNEL,
+                )?;
+                let dev = Self::device((*cq).device);
+                let (data, cqe) = T::create_cq(dev, &a, notifier.clone(), user)?;
                 (*cq).cqe = cqe.try_into().map_err(|_| EINVAL)?;
-                CqObject::<T>::write(cq, data);
+                CqObject::<T>::write(cq, CqSlot { notifier, data });
             }
             Ok(0)
         })
@@ -673,7 +835,9 @@ impl<T: Driver> Adapter<T> {
         _udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
         // SAFETY: ib_core destroys a CQ once, after a successful create.
-        unsafe { CqObject::<T>::drop_data(cq) };
+        let slot = unsafe { CqObject::<T>::take(cq) };
+        // INVARIANT: The CQ is about to be freed.
+        slot.notifier.cq.lock().0 = core::ptr::null_mut();
         0
     }
 
@@ -688,7 +852,7 @@ impl<T: Driver> Adapter<T> {
             == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED;
         from_result(|| {
             // SAFETY: The CQ was created by us and is alive during the call.
-            T::req_notify_cq(unsafe { CqObject::<T>::data(cq) }, solicited)?;
+            T::req_notify_cq(&unsafe { CqObject::<T>::data(cq) }.data, solicited)?;
             Ok(0)
         })
     }
@@ -708,6 +872,7 @@ impl<T: Driver> Adapter<T> {
             start,
             length,
             access: Access::from_bits(access as u32),
+            iova,
         };
         // SAFETY: The PD is ours, alive, with initialised data, during the call.
         let (dev, pd_data) = unsafe { (Self::device((*pd).device), PdObject::<T>::data(pd)) };
@@ -762,7 +927,11 @@ impl<T: Driver> Adapter<T> {
                 let uctx = bindings::rroce_udata_ucontext(udata).cast::<UserContext>();
                 let udata = UData::from_raw(udata);
                 let user = uctx.as_ref().map(|u| (u, &udata));
-                let (data, qpn) = T::create_qp(dev, pd, &mut init, user)?;
+                let cqs = QpCqs {
+                    send: &CqObject::<T>::data((*attr).send_cq).data,
+                    recv: &CqObject::<T>::data((*attr).recv_cq).data,
+                };
+                let (data, qpn) = T::create_qp(dev, pd, &mut init, cqs, user)?;
                 QpInit::write_caps(&init.caps, attr);
                 (*qp).qp_num = qpn;
                 QpObject::<T>::write(qp, data);
@@ -823,6 +992,30 @@ impl<T: Driver> Adapter<T> {
                 (*init).qp_type = (*qp).qp_type;
                 (*init).port_num = a.port;
             }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    unsafe extern "C" fn post_send(
+        qp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> ffi::c_int {
+        // SAFETY: The QP is ours and alive during the call.
+        let user = !unsafe { (*qp).uobject }.is_null();
+        if !user {
+            // Kernel QPs post work requests here; not supported yet.
+            // SAFETY: `bad_wr` is valid for writes.
+            unsafe { *bad_wr = wr };
+            return crate::kernel_ext::errno::eopnotsupp().to_errno();
+        }
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, during the call. A user QP's
+            // work requests are in its send ring, not in `wr`.
+            unsafe { T::post_send(Self::device((*qp).device), QpObject::<T>::data(qp))? };
             Ok(0)
         })
     }

@@ -71,6 +71,41 @@ impl SharedMem {
         Some(unsafe { AtomicU32::from_ptr(self.ptr.as_ptr().add(offset).cast()) })
     }
 
+    /// Loads the word at `offset` with acquire ordering, so that every store
+    /// userspace made before its release store is visible. `EINVAL` outside.
+    pub(crate) fn load_u32(&self, offset: usize) -> Result<u32> {
+        Ok(self.word(offset).ok_or(EINVAL)?.load(Ordering::Acquire))
+    }
+
+    /// The range `offset..offset + len`, if it lies inside.
+    fn range(&self, offset: usize, len: usize) -> Result<*mut u8> {
+        if offset.checked_add(len).ok_or(EINVAL)? > self.size {
+            return Err(EINVAL);
+        }
+        // SAFETY: In bounds, by the check above.
+        Ok(unsafe { self.ptr.as_ptr().add(offset) })
+    }
+
+    /// Copies bytes at `offset` out into `buf`: a snapshot, which userspace
+    /// cannot change afterwards. `EINVAL` outside.
+    pub(crate) fn read(&self, offset: usize, buf: &mut [u8]) -> Result {
+        let src = self.range(offset, buf.len())?;
+        // SAFETY: In bounds; userspace may write concurrently, which, as
+        // with the kernel's `memcpy` from shared memory, can only make the
+        // snapshot's bytes arbitrary, and every byte value is valid in `buf`.
+        unsafe { core::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    /// Copies `bytes` in at `offset`. `EINVAL` outside.
+    pub(crate) fn write(&self, offset: usize, bytes: &[u8]) -> Result {
+        let dst = self.range(offset, bytes.len())?;
+        // SAFETY: In bounds; `bytes` is kernel memory, which cannot overlap
+        // this vmalloc area. Concurrent userspace reads see old or new bytes.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+        Ok(())
+    }
+
     /// Stores `value` at `offset` with release ordering, so that userspace,
     /// reading it with acquire, sees every earlier store. `EINVAL` outside.
     pub(crate) fn store_u32(&self, offset: usize, value: u32) -> Result {

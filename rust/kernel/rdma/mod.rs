@@ -14,12 +14,13 @@ pub(crate) mod rxe_abi;
 mod udata;
 
 pub(crate) use device::{
-    CqAttr, Device, DeviceParams, Driver, MrKeys, Registry, UserContext, UserRegion,
+    CqAttr, CqNotifier, Device, DeviceParams, Driver, MrKeys, QpCqs, Registry, UserContext,
+    UserRegion,
 };
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
-pub(crate) use mr::{Access, Umem};
-pub(crate) use qp::{QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
+pub(crate) use mr::{Access, AtomicOp, Umem};
+pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
 pub(crate) use udata::UData;
 
 use crate::bindings;

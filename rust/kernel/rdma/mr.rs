@@ -7,7 +7,12 @@
 use super::{Device, Driver};
 use crate::bindings;
 use core::ptr::NonNull;
-use kernel::{error::from_err_ptr, prelude::*};
+use kernel::{
+    error::{from_err_ptr, to_result},
+    ffi,
+    page::PAGE_SIZE,
+    prelude::*,
+};
 
 /// Access rights of a memory region (`enum ib_access_flags`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,18 +47,40 @@ impl Access {
     }
 }
 
-/// User memory pinned for the life of the object (`struct ib_umem`).
+/// User memory pinned for the life of the object (`struct ib_umem`), with
+/// its pages listed so that any byte is found in one step.
 ///
 /// # Invariants
 ///
-/// The pointer comes from a successful `ib_umem_get` and is released once,
-/// on drop.
-pub(crate) struct Umem(NonNull<bindings::ib_umem>);
+/// `umem` comes from a successful `ib_umem_get` of `len` bytes and is
+/// released once, on drop. `pages` are its pinned pages in order; the
+/// region's first byte is at `first` in the first page.
+pub(crate) struct Umem {
+    umem: NonNull<bindings::ib_umem>,
+    pages: KVec<PagePtr>,
+    first: usize,
+    len: usize,
+}
 
-// SAFETY: A umem may be released from any thread.
+/// A page of a [`Umem`].
+#[derive(Clone, Copy)]
+struct PagePtr(NonNull<bindings::page>);
+
+// SAFETY: A umem may be released from any thread, and its pinned pages
+// accessed from any thread.
 unsafe impl Send for Umem {}
-// SAFETY: No method mutates through `&self`.
+// SAFETY: Copies through `&self` go to user memory, which has no Rust
+// aliasing rules; concurrent copies only race on the user's bytes.
 unsafe impl Sync for Umem {}
+
+/// An IB atomic operation on 8 bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AtomicOp {
+    /// Store `swap` if the value equals `compare`.
+    CompareSwap { compare: u64, swap: u64 },
+    /// Add `add`.
+    FetchAdd { add: u64 },
+}
 
 impl Umem {
     /// Pins `len` bytes at user address `addr` of the calling process, for
@@ -71,14 +98,135 @@ impl Umem {
         let umem = from_err_ptr(unsafe {
             bindings::ib_umem_get(dev.as_raw(), addr as _, len, access.0 as _)
         })?;
-        // INVARIANT: A successful `ib_umem_get`.
-        NonNull::new(umem).map(Self).ok_or(ENOMEM)
+        let umem = NonNull::new(umem).ok_or(ENOMEM)?;
+        let mut pages = KVec::new();
+        // SAFETY: `umem` is pinned; the callback gets `pages` back as `ctx`.
+        let err = unsafe {
+            bindings::rroce_umem_for_each_page(
+                umem.as_ptr(),
+                Some(Self::add_page),
+                (&mut pages as *mut KVec<PagePtr>).cast(),
+            )
+        };
+        // SAFETY: `umem` is valid.
+        let first = unsafe { bindings::rroce_umem_offset(umem.as_ptr()) } as usize;
+        // INVARIANT: `umem` is pinned, `pages` are its pages.
+        let this = Self {
+            umem,
+            pages,
+            first,
+            len,
+        };
+        to_result(err)?;
+        let need = (first + len).div_ceil(PAGE_SIZE);
+        if this.pages.len() < need {
+            return Err(EFAULT);
+        }
+        Ok(this)
+    }
+
+    /// # Safety
+    ///
+    /// `ctx` is the `KVec<PagePtr>` passed to `rroce_umem_for_each_page`.
+    unsafe extern "C" fn add_page(ctx: *mut ffi::c_void, page: *mut bindings::page) -> ffi::c_int {
+        // SAFETY: Guaranteed by the caller.
+        let pages = unsafe { &mut *ctx.cast::<KVec<PagePtr>>() };
+        let Some(page) = NonNull::new(page) else {
+            return EFAULT.to_errno();
+        };
+        match pages.push(PagePtr(page), GFP_KERNEL) {
+            Ok(()) => 0,
+            Err(_) => ENOMEM.to_errno(),
+        }
+    }
+
+    /// The length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Calls `f` with each page piece of `offset..offset + len`: the page,
+    /// the offset in it, and the piece's offset from `offset` and length.
+    fn pieces(
+        &self,
+        offset: usize,
+        len: usize,
+        mut f: impl FnMut(PagePtr, usize, usize, usize),
+    ) -> Result {
+        if offset.checked_add(len).ok_or(EFAULT)? > self.len {
+            return Err(EFAULT);
+        }
+        let mut done = 0;
+        while done < len {
+            let pos = self.first + offset + done;
+            let in_page = pos % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(len - done);
+            // In bounds: `pos` < `first + self.len`, which `pin` checked.
+            f(self.pages[pos / PAGE_SIZE], in_page, done, n);
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `src` into the region at `offset`; `EFAULT` past its end.
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result {
+        self.pieces(offset, src.len(), |page, in_page, at, n| {
+            // SAFETY: A pinned page of ours; `in_page + n` <= PAGE_SIZE and
+            // `at + n` <= `src.len()`. The helper only reads `src`.
+            unsafe {
+                bindings::rroce_page_copy(
+                    page.0.as_ptr(),
+                    in_page as u32,
+                    src.as_ptr().add(at).cast_mut().cast(),
+                    n as u32,
+                    true,
+                )
+            }
+        })
+    }
+
+    /// Copies from the region at `offset` into `dst`; `EFAULT` past its end.
+    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
+        self.pieces(offset, dst.len(), |page, in_page, at, n| {
+            // SAFETY: As in `write`, with `dst` written.
+            unsafe {
+                bindings::rroce_page_copy(
+                    page.0.as_ptr(),
+                    in_page as u32,
+                    dst.as_mut_ptr().add(at).cast(),
+                    n as u32,
+                    false,
+                )
+            }
+        })
+    }
+
+    /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
+    /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
+    /// original value.
+    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
+        if (self.first + offset) % 8 != 0 {
+            return Err(EINVAL);
+        }
+        let mut orig = 0;
+        self.pieces(offset, 8, |page, in_page, _, _| {
+            let (cmp_swap, compare, operand) = match op {
+                AtomicOp::CompareSwap { compare, swap } => (true, compare, swap),
+                AtomicOp::FetchAdd { add } => (false, 0, add),
+            };
+            // SAFETY: A pinned page of ours; aligned, so the 8 bytes lie in
+            // this one page.
+            orig = unsafe {
+                bindings::rroce_page_atomic(page.0.as_ptr(), in_page as u32, cmp_swap, compare, operand)
+            };
+        })?;
+        Ok(orig)
     }
 }
 
 impl Drop for Umem {
     fn drop(&mut self) {
         // SAFETY: By the type invariant this is the one release.
-        unsafe { bindings::ib_umem_release(self.0.as_ptr()) };
+        unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
     }
 }

@@ -57,6 +57,8 @@ pub(crate) struct QpInit {
     pub(crate) has_srq: bool,
     /// `IB_QP_CREATE_*` flags.
     pub(crate) create_flags: u32,
+    /// Whether every send request completes, signalled or not.
+    pub(crate) sq_sig_all: bool,
 }
 
 impl QpInit {
@@ -78,6 +80,7 @@ impl QpInit {
                 max_inline_data: a.cap.max_inline_data,
             },
             has_srq: !a.srq.is_null(),
+            sq_sig_all: a.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
             create_flags: a.create_flags,
         }
     }
@@ -206,11 +209,52 @@ pub(crate) struct QpAttr {
     pub(crate) rnr_retry: u8,
 }
 
+/// A RoCEv2 address vector: where a QP's (or an AH's) packets go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Av {
+    /// The source GID: an IPv6 or IPv4-mapped address of the netdev.
+    pub(crate) sgid: [u8; 16],
+    /// The destination GID.
+    pub(crate) dgid: [u8; 16],
+    /// Its index in the GID table, as given (for query).
+    pub(crate) sgid_index: u8,
+    pub(crate) flow_label: u32,
+    pub(crate) hop_limit: u8,
+    pub(crate) traffic_class: u8,
+}
+
+impl Av {
+    /// Reads a RoCE address vector; `EINVAL` without a source GID.
+    ///
+    /// # Safety
+    ///
+    /// `ah` points to valid attributes whose `sgid_attr`, if set, is valid.
+    pub(super) unsafe fn from_raw(ah: &bindings::rdma_ah_attr) -> kernel::error::Result<Self> {
+        let grh = &ah.grh;
+        if grh.sgid_attr.is_null() {
+            return Err(kernel::error::code::EINVAL);
+        }
+        // SAFETY: Guaranteed by the caller; `ib_gid` is a union of plain
+        // bytes, so `raw` is always initialised.
+        let (sgid, dgid) = unsafe { ((*grh.sgid_attr).gid.raw, grh.dgid.raw) };
+        Ok(Self {
+            sgid,
+            dgid,
+            sgid_index: grh.sgid_index,
+            flow_label: grh.flow_label,
+            hop_limit: grh.hop_limit,
+            traffic_class: grh.traffic_class,
+        })
+    }
+}
+
 /// A requested modification: the attributes named by `mask`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QpChange {
     pub(crate) mask: QpMask,
     pub(crate) attr: QpAttr,
+    /// The address vector (with `QpMask::AV`).
+    pub(crate) av: Option<Av>,
     /// The current state the caller believes in (with `QpMask::CUR_STATE`).
     pub(crate) cur_state: Option<QpState>,
 }
@@ -256,6 +300,12 @@ impl QpChange {
                 rnr_retry: a.rnr_retry,
             },
             cur_state: state(a.cur_qp_state, QpMask::CUR_STATE)?,
+            // SAFETY: With `IB_QP_AV`, ib_core resolved the source GID.
+            av: if mask.has(QpMask::AV) {
+                Some(unsafe { Av::from_raw(&a.ah_attr) }?)
+            } else {
+                None
+            },
         })
     }
 

@@ -7,8 +7,8 @@
 
 use super::UserMapping;
 use crate::bindings;
-use core::mem::size_of;
-use kernel::types::AsBytes;
+use core::mem::{offset_of, size_of};
+use kernel::{prelude::*, types::AsBytes};
 
 /// The size of a CQ ring element's content, `struct ib_uverbs_wc`: the
 /// provider copies this much out of each slot.
@@ -59,5 +59,286 @@ impl CreateCqResp {
     /// The response for a CQ whose ring is `ring`.
     pub(crate) fn new(ring: &UserMapping) -> Self {
         Self(bindings::rxe_create_cq_resp { mi: mminfo(ring) })
+    }
+}
+
+/// Reads a native-endian `u32` at `at` in `b`; 0 past the end (callers
+/// check lengths first).
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_ne_bytes)
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_ne_bytes)
+}
+
+/// `struct rxe_sge`: a piece of a registered memory region.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sge {
+    pub(crate) addr: u64,
+    pub(crate) length: u32,
+    pub(crate) lkey: u32,
+}
+
+/// Reads `num` SGEs at `at` in `b`; `None` if they do not fit.
+fn sges(b: &[u8], at: usize, num: usize) -> Option<KVec<Sge>> {
+    let size = SGE_SIZE as usize;
+    let end = num.checked_mul(size)?.checked_add(at)?;
+    let bytes = b.get(at..end)?;
+    let mut v = KVec::with_capacity(num, GFP_KERNEL).ok()?;
+    for s in bytes.chunks_exact(size) {
+        let sge = Sge {
+            addr: u64_at(s, 0),
+            length: u32_at(s, 8),
+            lkey: u32_at(s, 12),
+        };
+        v.push(sge, GFP_KERNEL).ok()?;
+    }
+    Some(v)
+}
+
+/// A send work request's operation (`enum ib_wr_opcode`, as the provider
+/// writes `IB_UVERBS_WR_*`, the same values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WrOpcode {
+    Write,
+    WriteImm,
+    Send,
+    SendImm,
+    SendInv,
+    Read,
+    CmpSwap,
+    FetchAdd,
+    LocalInv,
+}
+
+impl WrOpcode {
+    fn from_raw(op: u32) -> Option<Self> {
+        Some(match op {
+            bindings::ib_wr_opcode_IB_WR_RDMA_WRITE => Self::Write,
+            bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => Self::WriteImm,
+            bindings::ib_wr_opcode_IB_WR_SEND => Self::Send,
+            bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM => Self::SendImm,
+            bindings::ib_wr_opcode_IB_WR_SEND_WITH_INV => Self::SendInv,
+            bindings::ib_wr_opcode_IB_WR_RDMA_READ => Self::Read,
+            bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => Self::CmpSwap,
+            bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => Self::FetchAdd,
+            bindings::ib_wr_opcode_IB_WR_LOCAL_INV => Self::LocalInv,
+            _ => return None,
+        })
+    }
+
+    /// The completion opcode the sender sees.
+    pub(crate) fn wc_opcode(self) -> WcOpcode {
+        match self {
+            Self::Write | Self::WriteImm => WcOpcode::Write,
+            Self::Send | Self::SendImm | Self::SendInv => WcOpcode::Send,
+            Self::Read => WcOpcode::Read,
+            Self::CmpSwap => WcOpcode::CmpSwap,
+            Self::FetchAdd => WcOpcode::FetchAdd,
+            Self::LocalInv => WcOpcode::LocalInv,
+        }
+    }
+}
+
+/// `IB_SEND_*` flags of a send work request.
+pub(crate) const SEND_SIGNALED: u32 = bindings::ib_send_flags_IB_SEND_SIGNALED as u32;
+pub(crate) const SEND_SOLICITED: u32 = bindings::ib_send_flags_IB_SEND_SOLICITED as u32;
+pub(crate) const SEND_INLINE: u32 = bindings::ib_send_flags_IB_SEND_INLINE as u32;
+
+/// Where a send's data comes from.
+pub(crate) enum SendData {
+    /// Copied into the work request.
+    Inline(KVec<u8>),
+    /// Gathered from memory regions.
+    Sges(KVec<Sge>),
+}
+
+/// A send queue element (`struct rxe_send_wqe`), copied out of the ring and
+/// checked to be self-consistent; keys and addresses are checked on use.
+pub(crate) struct SendWqe {
+    pub(crate) wr_id: u64,
+    pub(crate) opcode: WrOpcode,
+    /// `IB_SEND_*`.
+    pub(crate) flags: u32,
+    /// Immediate data as on the wire (big-endian), or the rkey to invalidate.
+    pub(crate) ex: u32,
+    /// RDMA and atomic operations: the remote address and key.
+    pub(crate) remote_addr: u64,
+    pub(crate) rkey: u32,
+    /// Atomics: compare (or add) and swap operands.
+    pub(crate) compare_add: u64,
+    pub(crate) swap: u64,
+    /// UD: destination QP, its Q_Key, and the address handle's number.
+    #[allow(dead_code)]
+    pub(crate) remote_qpn: u32,
+    #[allow(dead_code)]
+    pub(crate) remote_qkey: u32,
+    #[allow(dead_code)]
+    pub(crate) ah_num: u32,
+    /// The message length, which the data must add up to.
+    pub(crate) length: u32,
+    pub(crate) data: SendData,
+}
+
+/// The union `wr` of `struct rxe_send_wr`: field offsets are fixed uapi.
+const WR_RDMA_RKEY: usize = 8;
+const WR_ATOMIC_COMPARE_ADD: usize = 8;
+const WR_ATOMIC_SWAP: usize = 16;
+const WR_ATOMIC_RKEY: usize = 24;
+const WR_UD_REMOTE_QKEY: usize = 4;
+const WR_UD_AH_NUM: usize = 12;
+/// `struct rxe_dma_info`: the length, SGE count, then the SGEs or bytes.
+const DMA_LENGTH: usize = 0;
+const DMA_NUM_SGE: usize = 12;
+
+impl SendWqe {
+    /// Parses a snapshot of a ring slot; `None` if it is malformed or asks
+    /// for more than `max_sge` SGEs or `max_inline` inline bytes.
+    pub(crate) fn parse(b: &[u8], max_sge: u32, max_inline: u32) -> Option<Self> {
+        type Wqe = bindings::rxe_send_wqe;
+        type Wr = bindings::rxe_send_wr;
+        let wr = offset_of!(Wqe, wr);
+        let u = wr + offset_of!(Wr, wr);
+        let dma = offset_of!(Wqe, dma);
+        let data = dma + offset_of!(bindings::rxe_dma_info, __bindgen_anon_1);
+        if b.len() < size_of::<Wqe>() {
+            return None;
+        }
+        let opcode = WrOpcode::from_raw(u32_at(b, wr + offset_of!(Wr, opcode)))?;
+        let flags = u32_at(b, wr + offset_of!(Wr, send_flags));
+        let length = u32_at(b, dma + DMA_LENGTH);
+        let atomic = matches!(opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
+        let data = if flags & SEND_INLINE != 0 && !atomic && opcode != WrOpcode::Read {
+            if length > max_inline {
+                return None;
+            }
+            let bytes = b.get(data..data + length as usize)?;
+            let mut v = KVec::with_capacity(bytes.len(), GFP_KERNEL).ok()?;
+            v.extend_from_slice(bytes, GFP_KERNEL).ok()?;
+            SendData::Inline(v)
+        } else {
+            let num = u32_at(b, dma + DMA_NUM_SGE);
+            if num > max_sge {
+                return None;
+            }
+            SendData::Sges(sges(b, data, num as usize)?)
+        };
+        Some(Self {
+            wr_id: u64_at(b, wr + offset_of!(Wr, wr_id)),
+            opcode,
+            flags,
+            ex: u32_at(b, wr + offset_of!(Wr, ex)),
+            remote_addr: u64_at(b, u),
+            rkey: u32_at(b, u + if atomic { WR_ATOMIC_RKEY } else { WR_RDMA_RKEY }),
+            compare_add: u64_at(b, u + WR_ATOMIC_COMPARE_ADD),
+            swap: u64_at(b, u + WR_ATOMIC_SWAP),
+            remote_qpn: u32_at(b, u),
+            remote_qkey: u32_at(b, u + WR_UD_REMOTE_QKEY),
+            ah_num: u32_at(b, u + WR_UD_AH_NUM),
+            length,
+            data,
+        })
+    }
+}
+
+/// A receive queue element (`struct rxe_recv_wqe`), copied out of the ring.
+pub(crate) struct RecvWqe {
+    pub(crate) wr_id: u64,
+    pub(crate) sges: KVec<Sge>,
+}
+
+impl RecvWqe {
+    /// Parses a snapshot of a ring slot; `None` if it is malformed or has
+    /// more than `max_sge` SGEs.
+    pub(crate) fn parse(b: &[u8], max_sge: u32) -> Option<Self> {
+        type Wqe = bindings::rxe_recv_wqe;
+        let dma = offset_of!(Wqe, dma);
+        let data = dma + offset_of!(bindings::rxe_dma_info, __bindgen_anon_1);
+        if b.len() < size_of::<Wqe>() {
+            return None;
+        }
+        let num = u32_at(b, dma + DMA_NUM_SGE);
+        if num > max_sge {
+            return None;
+        }
+        Some(Self {
+            wr_id: u64_at(b, offset_of!(Wqe, wr_id)),
+            sges: sges(b, data, num as usize)?,
+        })
+    }
+}
+
+/// A completion's opcode (`enum ib_uverbs_wc_opcode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum WcOpcode {
+    Send = bindings::ib_wc_opcode_IB_WC_SEND,
+    Write = bindings::ib_wc_opcode_IB_WC_RDMA_WRITE,
+    Read = bindings::ib_wc_opcode_IB_WC_RDMA_READ,
+    CmpSwap = bindings::ib_wc_opcode_IB_WC_COMP_SWAP,
+    FetchAdd = bindings::ib_wc_opcode_IB_WC_FETCH_ADD,
+    LocalInv = bindings::ib_wc_opcode_IB_WC_LOCAL_INV,
+    Recv = bindings::ib_wc_opcode_IB_WC_RECV,
+    RecvWriteImm = bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM,
+}
+
+/// A completion's status (`enum ib_wc_status`), those rroce reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum WcStatus {
+    Success = bindings::ib_wc_status_IB_WC_SUCCESS,
+    LocLenErr = bindings::ib_wc_status_IB_WC_LOC_LEN_ERR,
+    LocQpOpErr = bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR,
+    LocProtErr = bindings::ib_wc_status_IB_WC_LOC_PROT_ERR,
+    WrFlushErr = bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+    BadRespErr = bindings::ib_wc_status_IB_WC_BAD_RESP_ERR,
+    RemInvReqErr = bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR,
+    RemAccessErr = bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR,
+    RemOpErr = bindings::ib_wc_status_IB_WC_REM_OP_ERR,
+    RetryExcErr = bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR,
+    RnrRetryExcErr = bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR,
+}
+
+/// `IB_WC_*` flags of a completion.
+pub(crate) const WC_GRH: u32 = bindings::ib_wc_flags_IB_WC_GRH;
+pub(crate) const WC_WITH_IMM: u32 = bindings::ib_wc_flags_IB_WC_WITH_IMM;
+pub(crate) const WC_WITH_INVALIDATE: u32 = bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE;
+
+/// A completion, as `struct ib_uverbs_wc` in a user CQ ring.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wc {
+    pub(crate) wr_id: u64,
+    pub(crate) status: WcStatus,
+    pub(crate) opcode: WcOpcode,
+    pub(crate) byte_len: u32,
+    /// Immediate data as on the wire, or the invalidated rkey.
+    pub(crate) ex: u32,
+    pub(crate) qp_num: u32,
+    pub(crate) src_qp: u32,
+    /// `WC_*`.
+    pub(crate) flags: u32,
+}
+
+impl Wc {
+    /// The bytes of the `struct ib_uverbs_wc`.
+    pub(crate) fn to_bytes(&self) -> [u8; USER_WC_SIZE as usize] {
+        type W = bindings::ib_uverbs_wc;
+        let mut b = [0u8; USER_WC_SIZE as usize];
+        let mut put = |at: usize, v: &[u8]| b[at..at + v.len()].copy_from_slice(v);
+        put(offset_of!(W, wr_id), &self.wr_id.to_ne_bytes());
+        put(offset_of!(W, status), &(self.status as u32).to_ne_bytes());
+        put(offset_of!(W, opcode), &(self.opcode as u32).to_ne_bytes());
+        put(offset_of!(W, byte_len), &self.byte_len.to_ne_bytes());
+        put(offset_of!(W, ex), &self.ex.to_ne_bytes());
+        put(offset_of!(W, qp_num), &self.qp_num.to_ne_bytes());
+        put(offset_of!(W, src_qp), &self.src_qp.to_ne_bytes());
+        put(offset_of!(W, wc_flags), &self.flags.to_ne_bytes());
+        put(offset_of!(W, port_num), &[1]);
+        b
     }
 }

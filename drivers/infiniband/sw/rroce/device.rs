@@ -7,19 +7,20 @@
 //! the attributes and why they have their values.
 
 use crate::cq::{Cq, MAX_CQE};
-use crate::index::IndexTable;
+use crate::index::{IndexTable, ObjectMap};
 use crate::kernel_ext::{
     net::NetDevice,
     rdma::{
-        self, uverbs_cmd, CqAttr, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer,
+        self, uverbs_cmd, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer,
         MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, QpAttr,
-        QpCaps, QpChange, QpInit, Registry, UData, UserContext, UserRegion,
+        QpCaps, QpChange, QpCqs, QpInit, Registry, UData, UserContext, UserRegion,
     },
+    net::SkBuff,
 };
-use crate::mr::{self, Mr, MAX_MR};
-use crate::qp::{self, Qp, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE};
+use crate::mr::{self, Mr, MrCore, MAX_MR};
+use crate::qp::{self, Qp, QpCore, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE};
 use crate::udp::{Transport, TransportUse};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
 
 /// The rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) that rdma-core's
@@ -43,6 +44,13 @@ pub(crate) struct RroceDevice {
     /// The QP numbers in use.
     #[pin]
     qpns: IndexTable,
+    /// The live MRs by key index, and QPs by number, for the data path.
+    #[pin]
+    mr_map: ObjectMap<MrCore>,
+    #[pin]
+    qp_map: ObjectMap<QpCore>,
+    /// The last protection domain number given.
+    last_pd: AtomicU32,
     /// Keeps the RoCEv2 sockets open.
     _transport: TransportUse,
     /// The port state last announced with an event, so a netdev event that
@@ -64,6 +72,16 @@ impl RroceDevice {
     /// The QP number table.
     pub(crate) fn qpns(&self) -> &IndexTable {
         &self.qpns
+    }
+
+    /// The live MRs.
+    pub(crate) fn mr_map(&self) -> &ObjectMap<MrCore> {
+        &self.mr_map
+    }
+
+    /// The live QPs.
+    pub(crate) fn qp_map(&self) -> &ObjectMap<QpCore> {
+        &self.qp_map
     }
 
     /// The port's state as the netdev dictates it.
@@ -107,7 +125,8 @@ fn check_port(port: u32) -> Result {
 #[vtable]
 impl Driver for RroceDevice {
     type UContext = ();
-    type Pd = ();
+    /// A protection domain is a number that its MRs and QPs share.
+    type Pd = u32;
     type Shared = Transport;
     type Cq = Cq;
     type Mr = Mr;
@@ -194,16 +213,17 @@ impl Driver for RroceDevice {
         Ok(())
     }
 
-    fn alloc_pd(_dev: &Device<Self>, _udata: &UData<'_>) -> Result<()> {
-        Ok(())
+    fn alloc_pd(dev: &Device<Self>, _udata: &UData<'_>) -> Result<u32> {
+        Ok(dev.data().last_pd.fetch_add(1, Ordering::Relaxed).wrapping_add(1))
     }
 
     fn create_cq(
         _dev: &Device<Self>,
         attr: &CqAttr,
+        notifier: Arc<CqNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Cq, u32)> {
-        Cq::new(attr, user)
+        Cq::new(attr, notifier, user)
     }
 
     fn req_notify_cq(cq: &Cq, solicited_only: bool) -> Result {
@@ -211,8 +231,8 @@ impl Driver for RroceDevice {
         Ok(())
     }
 
-    fn reg_user_mr(dev: &Device<Self>, _pd: &(), region: &UserRegion) -> Result<(Mr, MrKeys)> {
-        Mr::register(dev, region)
+    fn reg_user_mr(dev: &Device<Self>, pd: &u32, region: &UserRegion) -> Result<(Mr, MrKeys)> {
+        Mr::register(dev, *pd, region)
     }
 
     fn dereg_mr(dev: &Device<Self>, mr: Mr) {
@@ -221,23 +241,43 @@ impl Driver for RroceDevice {
 
     fn create_qp(
         dev: &Device<Self>,
-        _pd: &(),
+        pd: &u32,
         init: &mut QpInit,
+        cqs: QpCqs<'_, Self>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Qp, u32)> {
-        Qp::create(dev, init, user)
+        Qp::create(dev, *pd, init, (cqs.send, cqs.recv), user)
     }
 
     fn destroy_qp(dev: &Device<Self>, qp: Qp) {
         qp.destroy(dev);
     }
 
-    fn modify_qp(_dev: &Device<Self>, qp: &Qp, change: &QpChange) -> Result {
-        qp.modify(change)
+    fn modify_qp(dev: &Device<Self>, qp: &Qp, change: &QpChange) -> Result {
+        qp.modify(dev, change)
     }
 
     fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<(QpAttr, QpCaps)> {
         Ok(qp.query())
+    }
+
+    fn post_send(dev: &Device<Self>, qp: &Qp) -> Result {
+        qp.post_send(dev)
+    }
+
+    fn receive(dev: &Device<Self>, skb: SkBuff) {
+        crate::udp::receive(dev, skb);
+    }
+
+    fn tick(dev: &Device<Self>) {
+        // A snapshot, so no QP lock is taken under the map's lock.
+        let Ok(qps) = dev.data().qp_map().snapshot() else {
+            dev.arm_tick(1000);
+            return;
+        };
+        for qp in qps.iter() {
+            qp.tick(dev);
+        }
     }
 }
 
@@ -277,6 +317,9 @@ impl NewLink for RroceDevice {
             try_pin_init!(Self {
                 mrs <- mr::new_table(),
                 qpns <- qp::new_table(),
+                mr_map <- ObjectMap::new(),
+                qp_map <- ObjectMap::new(),
+                last_pd: AtomicU32::new(0),
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,

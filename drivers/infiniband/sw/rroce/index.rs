@@ -3,7 +3,12 @@
 //! Allocation of small object numbers (MR key indices, QP numbers): a
 //! bitmap, so a number is never given to two live objects.
 
-use kernel::{new_mutex, prelude::*, sync::Mutex};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNodeReservation},
+    sync::{Arc, Mutex},
+};
 
 const WORD_BITS: u32 = 64;
 
@@ -54,5 +59,49 @@ impl IndexTable {
         if let Some(bits) = self.used.lock().get_mut((index / WORD_BITS) as usize) {
             *bits &= !(1 << (index % WORD_BITS));
         }
+    }
+}
+
+/// Live objects by number, where the data path finds them; the map holds a
+/// reference, so a lookup never sees a freed object.
+#[pin_data]
+pub(crate) struct ObjectMap<V: Send + Sync> {
+    #[pin]
+    map: Mutex<RBTree<u32, Arc<V>>>,
+}
+
+impl<V: Send + Sync> ObjectMap<V> {
+    /// An empty map.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            map <- new_mutex!(RBTree::new()),
+        })
+    }
+
+    /// Adds `value` as number `n`, which is not in use.
+    pub(crate) fn insert(&self, n: u32, value: Arc<V>) -> Result {
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?.into_node(n, value);
+        self.map.lock().insert(node);
+        Ok(())
+    }
+
+    /// The object numbered `n`.
+    pub(crate) fn get(&self, n: u32) -> Option<Arc<V>> {
+        self.map.lock().get(&n).cloned()
+    }
+
+    /// Takes number `n` out of the map.
+    pub(crate) fn remove(&self, n: u32) -> Option<Arc<V>> {
+        self.map.lock().remove(&n)
+    }
+
+    /// Every object, at one moment.
+    pub(crate) fn snapshot(&self) -> Result<KVec<Arc<V>>> {
+        let map = self.map.lock();
+        let mut all = KVec::new();
+        for v in map.values() {
+            all.push(v.clone(), GFP_ATOMIC)?;
+        }
+        Ok(all)
     }
 }

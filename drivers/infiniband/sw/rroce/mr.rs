@@ -12,15 +12,15 @@ use crate::index::IndexTable;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
-    rdma::{Access, Device, MrKeys, Umem, UserRegion},
+    rdma::{Access, AtomicOp, Device, MrKeys, Umem, UserRegion},
 };
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 /// The most MRs a device holds: the index part of a key, less index 0.
 pub(crate) const MAX_MR: u32 = (1 << 16) - 1;
 const INDEX_SHIFT: u32 = 16;
 
-/// The access rights rroce implements (or will with the data path).
+/// The access rights rroce implements.
 const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::REMOTE_WRITE)
     .with(Access::REMOTE_READ)
@@ -32,17 +32,38 @@ pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
     IndexTable::new(1, MAX_MR)
 }
 
-/// A registered memory region.
+/// A registered memory region, as ib_core holds it.
 pub(crate) struct Mr {
-    /// The pinned pages, which the data path will copy to and from.
-    _umem: Umem,
-    index: u32,
+    core: Arc<MrCore>,
+}
+
+/// What the data path uses of an MR. Work requests in flight hold it, so
+/// its pages stay pinned until they are done even if it is deregistered.
+pub(crate) struct MrCore {
+    umem: Umem,
+    /// The address work requests and peers name the first byte by.
+    iova: u64,
+    access: Access,
+    key: u32,
+    pd: u32,
+}
+
+/// Why a key and range were refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MrError {
+    /// No MR has this key in this PD.
+    Key,
+    /// The MR does not grant the access.
+    Access,
+    /// The range is not inside the MR, or an atomic is not aligned.
+    Range,
 }
 
 impl Mr {
     /// Pins the user memory of `region` and gives it keys.
     pub(crate) fn register(
         dev: &Device<RroceDevice>,
+        pd: u32,
         region: &UserRegion,
     ) -> Result<(Self, MrKeys)> {
         if !SUPPORTED_ACCESS.contains(region.access) {
@@ -54,15 +75,78 @@ impl Mr {
         let umem = Umem::pin(dev, region.start, region.length, region.access)?;
         let index = dev.data().mrs().alloc()?;
         let key = (index << INDEX_SHIFT) | (random_u32() >> INDEX_SHIFT);
+        let core = Arc::new(
+            MrCore {
+                umem,
+                iova: region.iova,
+                access: region.access,
+                key,
+                pd,
+            },
+            GFP_KERNEL,
+        )
+        .map_err(Error::from)
+        .and_then(|core| {
+            dev.data().mr_map().insert(index, core.clone())?;
+            Ok(core)
+        })
+        .inspect_err(|_| dev.data().mrs().free(index))?;
         let keys = MrKeys {
             lkey: key,
             rkey: key,
         };
-        Ok((Self { _umem: umem, index }, keys))
+        Ok((Self { core }, keys))
     }
 
-    /// Gives the MR's index back; dropping it unpins the memory.
+    /// Withdraws the keys; the pages are unpinned once the last work
+    /// request using them is done.
     pub(crate) fn deregister(self, dev: &Device<RroceDevice>) {
-        dev.data().mrs().free(self.index);
+        let index = self.core.key >> INDEX_SHIFT;
+        dev.data().mr_map().remove(index);
+        dev.data().mrs().free(index);
+    }
+}
+
+/// Finds the MR `key` names in PD `pd` and checks that it grants `access`
+/// to `len` bytes at `va`; returns it with the offset of `va` in it.
+pub(crate) fn lookup(
+    dev: &Device<RroceDevice>,
+    key: u32,
+    pd: u32,
+    access: Access,
+    va: u64,
+    len: u64,
+) -> Result<(Arc<MrCore>, usize), MrError> {
+    let mr = dev
+        .data()
+        .mr_map()
+        .get(key >> INDEX_SHIFT)
+        .filter(|mr| mr.key == key && mr.pd == pd)
+        .ok_or(MrError::Key)?;
+    if !mr.access.contains(access) {
+        return Err(MrError::Access);
+    }
+    let offset = va.checked_sub(mr.iova).ok_or(MrError::Range)?;
+    let end = offset.checked_add(len).ok_or(MrError::Range)?;
+    if end > mr.umem.len() as u64 {
+        return Err(MrError::Range);
+    }
+    Ok((mr, offset as usize))
+}
+
+impl MrCore {
+    /// Copies `src` to `offset`, which `lookup` checked.
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), MrError> {
+        self.umem.write(offset, src).map_err(|_| MrError::Range)
+    }
+
+    /// Copies from `offset`, which `lookup` checked, into `dst`.
+    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), MrError> {
+        self.umem.read(offset, dst).map_err(|_| MrError::Range)
+    }
+
+    /// Runs an atomic on the 8 bytes at `offset`; returns the old value.
+    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64, MrError> {
+        self.umem.atomic(offset, op).map_err(|_| MrError::Range)
     }
 }

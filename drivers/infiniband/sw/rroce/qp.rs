@@ -1,22 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Queue pairs: a send ring and a receive ring shared with the process,
-//! which posts work requests into them.
+//! which posts work requests into them, and the state that runs them.
+//!
+//! Everything a QP does happens under its one lock, from three places: the
+//! doorbell (a POST_SEND system call), the receive work (packets for it),
+//! and the device timer (retransmission). The requester side lives in
+//! `req.rs`, the responder side in `resp.rs`.
 
-use crate::device::RroceDevice;
-use crate::device::PORT;
+use crate::cq::{Cq, CqCore};
+use crate::device::{RroceDevice, PORT};
 use crate::index::IndexTable;
 use crate::kernel_ext::{
     errno::eopnotsupp,
+    jiffies,
     rdma::{
-        rxe_abi::{CreateQpResp, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
-        Access, Device, Mtu, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType, UData,
-        UserContext,
+        rxe_abi::{CreateQpResp, Wc, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
+        Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType,
+        UData, UserContext,
     },
 };
-use crate::proto::psn::Psn;
+use crate::proto::{
+    headers::{Bth, DEFAULT_PKEY},
+    opcode::Opcode,
+    packet::{Headers, Packet},
+    psn::Psn,
+};
+use crate::req::Requester;
+use crate::resp::Responder;
 use crate::ring::UserRing;
-use kernel::{new_mutex, prelude::*, sync::Mutex};
+use crate::xmit;
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
 /// QP numbers: 0 and 1 are the special QPs of IB, and numbers up to 15 stay
 /// free as in the C rxe.
@@ -45,17 +63,40 @@ pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
     IndexTable::new(FIRST_QPN, LAST_QPN)
 }
 
-/// A queue pair.
+/// A queue pair, as ib_core holds it.
 pub(crate) struct Qp {
-    qpn: u32,
-    qp_type: QpType,
-    caps: QpCaps,
-    /// State and attributes, as modify sets them.
-    attr: Pin<KBox<Mutex<QpAttr>>>,
-    /// The send queue, which the requester will consume.
-    _sq: UserRing,
-    /// The receive queue, which the responder will consume.
-    _rq: UserRing,
+    core: Arc<QpCore>,
+}
+
+/// A queue pair's rings and state, which in-flight work holds on to.
+#[pin_data]
+pub(crate) struct QpCore {
+    pub(crate) qpn: u32,
+    pub(crate) qp_type: QpType,
+    /// The protection domain, which its work requests' MRs must share.
+    pub(crate) pd: u32,
+    pub(crate) caps: QpCaps,
+    /// Every send request completes, signalled or not.
+    pub(crate) sq_sig_all: bool,
+    pub(crate) sq: UserRing,
+    pub(crate) rq: UserRing,
+    pub(crate) send_cq: Arc<CqCore>,
+    pub(crate) recv_cq: Arc<CqCore>,
+    /// The UDP source port of its packets.
+    pub(crate) sport: u16,
+    #[pin]
+    pub(crate) inner: Mutex<QpInner>,
+}
+
+/// What changes, under the QP's lock.
+pub(crate) struct QpInner {
+    pub(crate) attr: QpAttr,
+    /// Where RC and UC packets go.
+    pub(crate) av: Av,
+    /// Destroyed: nothing may touch the rings or CQs any more.
+    pub(crate) dead: bool,
+    pub(crate) req: Requester,
+    pub(crate) resp: Responder,
 }
 
 impl Qp {
@@ -63,7 +104,9 @@ impl Qp {
     /// response; `init.caps` becomes what the rings hold.
     pub(crate) fn create(
         dev: &Device<RroceDevice>,
+        pd: u32,
         init: &mut QpInit,
+        cqs: (&Cq, &Cq),
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self, u32)> {
         if !matches!(init.qp_type, QpType::Rc | QpType::Uc | QpType::Ud)
@@ -81,7 +124,7 @@ impl Qp {
         {
             return Err(EINVAL);
         }
-        // Kernel consumers come with the kernel verbs of the data path.
+        // Kernel consumers come with the kernel verbs.
         let (uctx, udata) = user.ok_or_else(eopnotsupp)?;
 
         let send_room = (caps.max_send_sge * SGE_SIZE).max(caps.max_inline_data);
@@ -94,42 +137,222 @@ impl Qp {
         udata.respond(&CreateQpResp::new(Some(rq.mapping()), sq.mapping()))?;
         caps.max_send_wr = sq.capacity();
         caps.max_recv_wr = rq.capacity();
+        // What the element room allows is what a work request may use.
+        caps.max_send_sge = send_room / SGE_SIZE;
+        caps.max_inline_data = send_room;
 
-        let attr = KBox::pin_init(new_mutex!(QpAttr::default()), GFP_KERNEL)?;
+        let req = Requester::new(&sq)?;
         let qpn = dev.data().qpns().alloc()?;
-        let qp = Self {
-            qpn,
-            qp_type: init.qp_type,
-            caps: *caps,
-            attr,
-            _sq: sq,
-            _rq: rq,
-        };
-        Ok((qp, qpn))
+        let sport = xmit::source_port(qpn);
+        let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
+        let core = Arc::pin_init(
+            try_pin_init!(QpCore {
+                qpn,
+                qp_type,
+                pd,
+                caps,
+                sq_sig_all,
+                sq,
+                rq,
+                send_cq: cqs.0.core(),
+                recv_cq: cqs.1.core(),
+                sport,
+                inner <- new_mutex!(QpInner {
+                    attr: QpAttr::default(),
+                    av: Av::default(),
+                    dead: false,
+                    req,
+                    resp: Responder::new(),
+                }),
+            }),
+            GFP_KERNEL,
+        )
+        .map_err(Error::from)
+        .and_then(|core| {
+            dev.data().qp_map().insert(qpn, core.clone())?;
+            Ok(core)
+        })
+        .inspect_err(|_| dev.data().qpns().free(qpn))?;
+        Ok((Self { core }, qpn))
     }
 
     /// Moves the QP to a new state with new attributes, if the state
     /// machine allows it and every value is one rroce supports.
-    pub(crate) fn modify(&self, change: &QpChange) -> Result {
-        let mut attr = self.attr.lock();
-        if change.cur_state.is_some_and(|s| s != attr.state)
-            || !change.transition_ok(attr.state, self.qp_type)
+    pub(crate) fn modify(&self, dev: &Device<RroceDevice>, change: &QpChange) -> Result {
+        let qp = &*self.core;
+        let mut inner = qp.inner.lock();
+        let inner = &mut *inner;
+        if change.cur_state.is_some_and(|s| s != inner.attr.state)
+            || !change.transition_ok(inner.attr.state, qp.qp_type)
             || !valid(change)
         {
             return Err(EINVAL);
         }
-        attr.apply(change);
+        inner.attr.apply(change);
+        if let Some(av) = change.av {
+            inner.av = av;
+        }
+        if change.mask.has(QpMask::RQ_PSN) {
+            inner.resp.reset(Psn::new(change.attr.rq_psn));
+        }
+        if change.mask.has(QpMask::SQ_PSN) {
+            inner.req.reset(Psn::new(change.attr.sq_psn));
+        }
+        if change.mask.has(QpMask::STATE) {
+            match change.attr.state {
+                QpState::Err => qp.flush(inner),
+                QpState::Reset => {
+                    inner.req.reset(Psn::new(0));
+                    inner.resp.reset(Psn::new(0));
+                }
+                QpState::Rts => qp.run(dev, inner),
+                _ => {}
+            }
+        }
         Ok(())
     }
 
     /// The attributes and capacities.
     pub(crate) fn query(&self) -> (QpAttr, QpCaps) {
-        (*self.attr.lock(), self.caps)
+        (self.core.inner.lock().attr, self.core.caps)
     }
 
-    /// Gives the QP number back; dropping the QP frees its rings.
+    /// The doorbell: sends what the process posted.
+    pub(crate) fn post_send(&self, dev: &Device<RroceDevice>) -> Result {
+        let qp = &*self.core;
+        let mut inner = qp.inner.lock();
+        match inner.attr.state {
+            QpState::Rts => qp.run(dev, &mut inner),
+            QpState::Err => qp.flush(&mut inner),
+            _ => return Err(EINVAL),
+        }
+        Ok(())
+    }
+
+    /// Withdraws the QP from the data path; dropping it frees its rings
+    /// once no packet or timer is using it any more.
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
-        dev.data().qpns().free(self.qpn);
+        dev.data().qp_map().remove(self.core.qpn);
+        self.core.inner.lock().dead = true;
+        dev.data().qpns().free(self.core.qpn);
+    }
+}
+
+impl QpCore {
+    /// The path MTU in bytes.
+    pub(crate) fn mtu(&self, inner: &QpInner) -> u32 {
+        Mtu::from_raw(inner.attr.path_mtu).map_or(256, Mtu::bytes)
+    }
+
+    /// A BTH to the peer QP `dest_qpn`.
+    pub(crate) fn bth(&self, dest_qpn: u32, opcode: Opcode, psn: Psn) -> Bth {
+        Bth {
+            opcode,
+            solicited: false,
+            mig_req: false,
+            pad: 0,
+            pkey: DEFAULT_PKEY,
+            fecn: false,
+            becn: false,
+            dest_qpn,
+            ack_req: false,
+            psn,
+        }
+    }
+
+    /// Sends a packet to `av`; a failure is a lost packet, which the
+    /// requester's timer recovers from.
+    pub(crate) fn send(
+        &self,
+        dev: &Device<RroceDevice>,
+        av: &Av,
+        headers: Headers,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result,
+    ) {
+        let _ = xmit::send(dev, av, self.sport, headers, payload_len, fill);
+    }
+
+    /// Runs the send queue, unless the QP is gone.
+    fn run(&self, dev: &Device<RroceDevice>, inner: &mut QpInner) {
+        if !inner.dead {
+            crate::req::run(dev, self, inner);
+            self.arm_timer(dev, inner);
+        }
+    }
+
+    /// Arms the device timer if the requester waits for the peer.
+    fn arm_timer(&self, dev: &Device<RroceDevice>, inner: &QpInner) {
+        if let Some(us) = inner.req.timer_usecs(&inner.attr) {
+            dev.arm_tick(us);
+        }
+    }
+
+    /// Handles a packet for this QP.
+    pub(crate) fn receive(&self, dev: &Device<RroceDevice>, pkt: &Packet<'_>, ip: &[u8]) {
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        if inner.dead {
+            return;
+        }
+        if pkt.headers.bth.opcode.is_request() {
+            crate::resp::receive(dev, self, inner, pkt, ip);
+        } else {
+            crate::req::receive_response(dev, self, inner, pkt);
+            self.arm_timer(dev, inner);
+        }
+    }
+
+    /// The device timer fired: retransmit if the peer has been silent.
+    pub(crate) fn tick(&self, dev: &Device<RroceDevice>) {
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        if inner.dead || inner.attr.state != QpState::Rts {
+            return;
+        }
+        crate::req::tick(dev, self, inner, jiffies());
+        self.arm_timer(dev, inner);
+    }
+
+    /// Adds a send completion; a full CQ puts the QP in the error state.
+    pub(crate) fn complete_send(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
+        if self.send_cq.push(wc, solicited).is_err() {
+            self.enter_error(inner);
+        }
+    }
+
+    /// Adds a receive completion; a full CQ puts the QP in the error state.
+    pub(crate) fn complete_recv(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
+        if self.recv_cq.push(wc, solicited).is_err() {
+            self.enter_error(inner);
+        }
+    }
+
+    /// Moves to the error state (a failed work request, a full CQ, ...).
+    pub(crate) fn enter_error(&self, inner: &mut QpInner) {
+        if inner.attr.state != QpState::Err {
+            inner.attr.state = QpState::Err;
+            self.flush(inner);
+        }
+    }
+
+    /// Completes every outstanding work request with a flush error.
+    fn flush(&self, inner: &mut QpInner) {
+        if inner.dead {
+            return;
+        }
+        let flushed = |wr_id, opcode| Wc {
+            wr_id,
+            status: WcStatus::WrFlushErr,
+            opcode,
+            byte_len: 0,
+            ex: 0,
+            qp_num: self.qpn,
+            src_qp: 0,
+            flags: 0,
+        };
+        crate::req::flush(self, inner, &flushed);
+        crate::resp::flush(self, inner, &flushed);
     }
 }
 

@@ -2,17 +2,23 @@
 
 //! The queues shared with a process (CQ, SQ, RQ): rings laid out as the rxe
 //! user ABI's `struct rxe_queue_buf`, in memory the process maps.
+//!
+//! The side that produces owns the producer index and the other side the
+//! consumer index. The kernel keeps the index it owns to itself and only
+//! publishes it, and reads the other side's index masked, so that whatever
+//! a process writes there only ever names a slot of the ring.
 
 use crate::kernel_ext::rdma::{SharedMem, UserContext, UserMapping};
-use crate::proto::queue::{Ring, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET};
+use crate::proto::queue::{
+    Ring, CONSUMER_INDEX_OFFSET, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET, PRODUCER_INDEX_OFFSET,
+};
 use kernel::{prelude::*, sync::Arc};
 
 /// A ring in shared memory, offered to one process's mmap.
 pub(crate) struct UserRing {
     /// The ring's geometry.
     ring: Ring,
-    /// The memory, which the data path will read and write.
-    _mem: Arc<SharedMem>,
+    mem: Arc<SharedMem>,
     mapping: UserMapping,
 }
 
@@ -25,11 +31,7 @@ impl UserRing {
         mem.store_u32(LOG2_ELEM_SIZE_OFFSET, ring.log2_elem_size())?;
         mem.store_u32(INDEX_MASK_OFFSET, ring.index_mask())?;
         let mapping = UserMapping::new(uctx, mem.clone())?;
-        Ok(Self {
-            ring,
-            _mem: mem,
-            mapping,
-        })
+        Ok(Self { ring, mem, mapping })
     }
 
     /// How many elements it holds (one slot always stays free).
@@ -37,8 +39,52 @@ impl UserRing {
         self.ring.capacity()
     }
 
+    /// The ring's geometry.
+    pub(crate) fn geometry(&self) -> Ring {
+        self.ring
+    }
+
     /// Where the process maps it.
     pub(crate) fn mapping(&self) -> &UserMapping {
         &self.mapping
+    }
+
+    fn load(&self, offset: usize) -> u32 {
+        // The offsets are inside the ring's header, so this cannot fail.
+        self.mem.load_u32(offset).unwrap_or(0) & self.ring.index_mask()
+    }
+
+    /// The producer index, as the process last published it (masked).
+    pub(crate) fn producer(&self) -> u32 {
+        self.load(PRODUCER_INDEX_OFFSET)
+    }
+
+    /// The consumer index, as the process last published it (masked).
+    pub(crate) fn consumer(&self) -> u32 {
+        self.load(CONSUMER_INDEX_OFFSET)
+    }
+
+    /// Publishes the kernel's producer index.
+    pub(crate) fn publish_producer(&self, index: u32) {
+        let _ = self.mem.store_u32(PRODUCER_INDEX_OFFSET, index);
+    }
+
+    /// Publishes the kernel's consumer index.
+    pub(crate) fn publish_consumer(&self, index: u32) {
+        let _ = self.mem.store_u32(CONSUMER_INDEX_OFFSET, index);
+    }
+
+    /// Copies the element at `index` into `buf` (at most an element).
+    pub(crate) fn read(&self, index: u32, buf: &mut [u8]) -> Result {
+        let len = buf.len().min(self.ring.elem_size());
+        self.mem.read(self.ring.slot_offset(index), &mut buf[..len])
+    }
+
+    /// Writes `bytes` (at most an element) to the element at `index`.
+    pub(crate) fn write(&self, index: u32, bytes: &[u8]) -> Result {
+        if bytes.len() > self.ring.elem_size() {
+            return Err(EINVAL);
+        }
+        self.mem.write(self.ring.slot_offset(index), bytes)
     }
 }

@@ -23,12 +23,16 @@ mod index;
 mod mr;
 mod netdev;
 // The protocol core: plain `no_std` Rust, also built on the host
-// (tools/proto-host). Parts are unused until the data path lands.
+// (tools/proto-host), where its tests use what the driver does not.
 #[allow(dead_code)]
 mod proto;
 mod qp;
+mod req;
+mod resp;
 mod ring;
+mod seg;
 mod udp;
+mod xmit;
 
 use kernel_ext::{net::NotifierRegistration, rdma};
 

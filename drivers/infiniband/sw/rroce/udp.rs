@@ -11,8 +11,10 @@ use crate::kernel_ext::{
         udp_tunnel::{EncapReceiver, Family, UdpTunnel},
         SkBuff,
     },
-    rdma::Registry,
+    rdma::{Device, Registry},
 };
+use crate::proto::packet::Packet;
+use crate::xmit;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -22,13 +24,34 @@ use kernel::{
 /// The RoCEv2 destination port (IBTA Annex A17).
 pub(crate) const ROCE_V2_PORT: u16 = 4791;
 
+/// The largest payload of any packet: the largest path MTU; each QP then
+/// checks its own.
+const MAX_PAYLOAD: usize = 4096;
+
 /// Receives RoCEv2 datagrams.
 pub(crate) struct Receiver;
 
 impl EncapReceiver for Receiver {
     fn receive(skb: SkBuff) {
-        // No queue pairs yet: every packet is dropped.
-        drop(skb);
+        // Softirq context: queue it for the device's receive work.
+        Device::<RroceDevice>::deliver(skb);
+    }
+}
+
+/// Handles a packet for `dev`: checks it and gives it to its QP. Anything
+/// malformed, unsealed or for no QP is dropped.
+pub(crate) fn receive(dev: &Device<RroceDevice>, skb: SkBuff) {
+    let Some((ip, udp, payload)) = xmit::split_received(&skb) else {
+        return;
+    };
+    if !xmit::icrc_ok(ip, udp, payload) {
+        return;
+    }
+    let Ok(pkt) = Packet::parse(payload, MAX_PAYLOAD) else {
+        return;
+    };
+    if let Some(qp) = dev.data().qp_map().get(pkt.headers.bth.dest_qpn) {
+        qp.receive(dev, &pkt, ip);
     }
 }
 

@@ -158,3 +158,41 @@ gid_index() {
 	done
 	return 1
 }
+
+# pair NAME PORT CHECK CMD...: a client/server tool run across the VMs. VM 1
+# runs CMD as the server, listening on TCP PORT; VM 2 runs CMD with the
+# address $PEER (default: VM 1's IPv4 address) appended. Each side is one
+# KTAP line, which passes if CMD succeeds and its output matches CHECK.
+pair() {
+	local name=$1 port=$2 check=$3 pid status
+	shift 3
+	if [ "$RROCE_VM" = 1 ]; then
+		timeout "${PAIR_TIMEOUT:-120}" "$@" >"/tmp/$name.out" 2>&1 &
+		pid=$!
+		wait_listen "$port" && vm_signal "$name"
+		await $pid
+		status=$?
+		sed 's/^/#   /' "/tmp/$name.out"
+		[ $status = 0 ] && grep -Eq "$check" "/tmp/$name.out"
+		ktap_result $? "$name, server side"
+	else
+		vm_wait "$name" && run timeout "${PAIR_TIMEOUT:-120}" "$@" "${PEER:-$(peer_ip4)}" &&
+			grep -Eq "$check" <<<"$RUN_OUTPUT"
+		ktap_result $? "$name, client side"
+	fi
+}
+
+# gid6_index DEV IPV6: as gid_index, for a full IPv6 address.
+gid6_index() {
+	local dev=$1 want i try
+	want=$(python3 -c 'import ipaddress,sys; e=ipaddress.IPv6Address(sys.argv[1]).exploded; print(e)' "$2")
+	for try in $(seq 50); do
+		for i in $(seq 0 15); do
+			[ "$(cat "/sys/class/infiniband/$dev/ports/1/gids/$i" 2>/dev/null)" = "$want" ] &&
+				[ "$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
+				{ echo "$i"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}

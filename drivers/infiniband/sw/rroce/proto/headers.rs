@@ -49,6 +49,9 @@ const LOW24: u32 = 0x00ff_ffff;
 /// rdma_rxe advertises nothing else, and never looks at the credits it gets.
 pub(crate) const UNLIMITED_CREDITS: u8 = 0x1f;
 
+/// The default partition key, full membership: the only one RoCE uses.
+pub(crate) const DEFAULT_PKEY: u16 = 0xffff;
+
 /// Checks that `value` fits a 24-bit field.
 fn u24(value: u32) -> Result<u32, HeaderError> {
     if value & !LOW24 == 0 {

@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester: turns the send queue's work requests into packets, and
+//! the peer's responses (ACKs, NAKs, read and atomic responses) into
+//! completions, in order.
+//!
+//! Work requests are copied out of the ring when taken, so the process
+//! cannot change one in flight. Each keeps the PSNs it was given, which is
+//! all a retransmission needs: going back to a PSN means finding the request
+//! that holds it and sending again from that packet.
+
+use crate::device::RroceDevice;
+use crate::kernel_ext::{
+    jiffies,
+    rdma::{
+        rxe_abi::{SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_SIGNALED,
+            SEND_SOLICITED},
+        Access, Device, QpAttr, QpType,
+    },
+    usecs_to_jiffies,
+};
+use crate::mr::MrError;
+use crate::proto::{
+    headers::{AtomicEth, Ieth, ImmDt, NakCode, Reth, Syndrome},
+    opcode::{Opcode, Operation},
+    packet::{ExtHeaders, Headers, Packet},
+    psn::Psn,
+    queue::Ring,
+};
+use crate::qp::{QpCore, QpInner};
+use crate::ring::UserRing;
+use crate::seg::SegList;
+use kernel::prelude::*;
+
+/// Unacknowledged packets a QP may have in flight.
+const WINDOW: u32 = 128;
+/// Packets between two that ask for an ACK, as the C rxe.
+const ACK_EVERY: u32 = 64;
+/// The longest message, as the device reports.
+const MAX_MSG: u32 = 1 << 31;
+
+/// Where a request's data comes from.
+enum Local {
+    Inline(KVec<u8>),
+    Segs(SegList),
+}
+
+impl Local {
+    fn gather(&self, at: usize, dst: &mut [u8]) -> Result<(), MrError> {
+        match self {
+            Self::Inline(bytes) => {
+                let src = bytes.get(at..at + dst.len()).ok_or(MrError::Range)?;
+                dst.copy_from_slice(src);
+                Ok(())
+            }
+            Self::Segs(segs) => segs.gather(at, dst),
+        }
+    }
+
+    /// Where a read or atomic puts what comes back: never inline, as
+    /// `SendWqe::parse` only takes inline data for sends and writes.
+    fn target(&self) -> Option<&SegList> {
+        match self {
+            Self::Segs(segs) => Some(segs),
+            Self::Inline(_) => None,
+        }
+    }
+}
+
+/// A work request taken from the send queue.
+struct Entry {
+    wqe: SendWqe,
+    local: Local,
+    first_psn: Psn,
+    /// PSNs it uses: its packets, or for a read its response packets.
+    npsn: u32,
+    /// Request packets sent (a read or atomic has one).
+    sent: u32,
+    /// Read response packets received.
+    got: u32,
+    done: bool,
+}
+
+impl Entry {
+    fn is_read_or_atomic(&self) -> bool {
+        matches!(
+            self.wqe.opcode,
+            WrOpcode::Read | WrOpcode::CmpSwap | WrOpcode::FetchAdd
+        )
+    }
+
+    /// Request packets it sends in all.
+    fn request_packets(&self) -> u32 {
+        if self.is_read_or_atomic() {
+            1
+        } else {
+            self.npsn
+        }
+    }
+
+    fn holds(&self, psn: Psn) -> bool {
+        psn.distance_from(self.first_psn) < self.npsn
+    }
+
+    fn last_psn(&self) -> Psn {
+        self.first_psn + (self.npsn - 1)
+    }
+}
+
+/// The requester's state.
+pub(crate) struct Requester {
+    /// Taken work requests, by send queue slot.
+    entries: KVVec<Option<Entry>>,
+    geometry: Ring,
+    /// The oldest request not yet completed: the consumer index.
+    head: u32,
+    /// The request being sent.
+    cur: u32,
+    /// The next slot to take a request from.
+    next: u32,
+    /// The PSN of the next request.
+    psn: Psn,
+    /// The oldest PSN not acknowledged.
+    una: Psn,
+    /// Packets sent since one asked for an ACK.
+    noack: u32,
+    /// Retransmissions since the last progress.
+    retries: u8,
+    rnr_retries: u8,
+    /// When the peer last made progress, in jiffies.
+    progress_at: u64,
+    /// After an RNR NAK: when to try again.
+    rnr_until: Option<u64>,
+    /// A copy of a ring element.
+    scratch: KVec<u8>,
+}
+
+impl Requester {
+    /// The requester of a QP with send queue `sq`.
+    pub(crate) fn new(sq: &UserRing) -> Result<Self> {
+        let geometry = sq.geometry();
+        let slots = geometry.index_mask() as usize + 1;
+        let mut entries = KVVec::with_capacity(slots, GFP_KERNEL)?;
+        for _ in 0..slots {
+            entries.push(None, GFP_KERNEL)?;
+        }
+        let scratch = KVec::from_elem(0u8, geometry.elem_size(), GFP_KERNEL)?;
+        Ok(Self {
+            entries,
+            geometry,
+            head: 0,
+            cur: 0,
+            next: 0,
+            psn: Psn::new(0),
+            una: Psn::new(0),
+            noack: 0,
+            retries: 0,
+            rnr_retries: 0,
+            progress_at: 0,
+            rnr_until: None,
+            scratch,
+        })
+    }
+
+    /// Starts the send PSNs at `psn` (modify with `IB_QP_SQ_PSN`).
+    pub(crate) fn reset(&mut self, psn: Psn) {
+        self.psn = psn;
+        self.una = psn;
+    }
+
+    /// Whether packets wait for the peer.
+    fn outstanding(&self) -> bool {
+        self.una != self.psn
+    }
+
+    /// How soon the device timer must look at this QP, if at all.
+    pub(crate) fn timer_usecs(&self, attr: &QpAttr) -> Option<u32> {
+        if self.rnr_until.is_some() {
+            return Some(1000);
+        }
+        if !self.outstanding() || attr.timeout == 0 {
+            return None;
+        }
+        Some(timeout_usecs(attr.timeout).clamp(1000, 1_000_000))
+    }
+
+    fn entry(&mut self, index: u32) -> Option<&mut Entry> {
+        self.entries.get_mut(index as usize)?.as_mut()
+    }
+
+    /// The slot of the request that holds `psn`, among those taken.
+    fn find(&self, psn: Psn) -> Option<u32> {
+        let mut i = self.head;
+        while i != self.next {
+            if self.entries[i as usize].as_ref().is_some_and(|e| e.holds(psn)) {
+                return Some(i);
+            }
+            i = self.geometry.next(i);
+        }
+        None
+    }
+}
+
+/// The transport timeout: 4.096 us * 2^timeout, in microseconds.
+fn timeout_usecs(timeout: u8) -> u32 {
+    (4096u64 << timeout.min(31)).div_ceil(1000).min(u32::MAX as u64) as u32
+}
+
+/// The RNR NAK timer code's delay in microseconds (IBA table 45).
+fn rnr_usecs(code: u8) -> u32 {
+    const TABLE: [u32; 32] = [
+        655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560,
+        3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122_880, 163_840,
+        245_760, 327_680, 491_520,
+    ];
+    TABLE[(code & 31) as usize]
+}
+
+/// A failed request: the completion status it ends with.
+fn mr_status(e: MrError) -> WcStatus {
+    match e {
+        MrError::Key | MrError::Access => WcStatus::LocProtErr,
+        MrError::Range => WcStatus::LocLenErr,
+    }
+}
+
+/// Takes the request at `index` from the ring and checks it.
+fn take(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    req: &mut Requester,
+    index: u32,
+    mtu: u32,
+) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
+    let bad = |op| (0, op, WcStatus::LocQpOpErr);
+    qp.sq.read(index, &mut req.scratch).map_err(|_| bad(WcOpcode::Send))?;
+    let wqe = SendWqe::parse(&req.scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
+        .ok_or(bad(WcOpcode::Send))?;
+    let fail = |status| (wqe.wr_id, wqe.opcode.wc_opcode(), status);
+    let supported = match qp.qp_type {
+        QpType::Rc => !matches!(wqe.opcode, WrOpcode::LocalInv),
+        QpType::Uc => matches!(
+            wqe.opcode,
+            WrOpcode::Send | WrOpcode::SendImm | WrOpcode::Write | WrOpcode::WriteImm
+        ),
+        _ => false,
+    };
+    if !supported {
+        return Err(fail(WcStatus::LocQpOpErr));
+    }
+    let atomic = matches!(wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
+    let (local, len) = match &wqe.data {
+        SendData::Inline(bytes) => {
+            let mut v = KVec::new();
+            v.extend_from_slice(bytes, GFP_KERNEL)
+                .map_err(|_| fail(WcStatus::LocQpOpErr))?;
+            let len = v.len();
+            (Local::Inline(v), len)
+        }
+        SendData::Sges(sges) => {
+            let access = if wqe.opcode == WrOpcode::Read || atomic {
+                Access::LOCAL_WRITE
+            } else {
+                Access::from_bits(0)
+            };
+            let segs = SegList::resolve(dev, sges, qp.pd, access)
+                .map_err(|e| fail(mr_status(e)))?;
+            let len = segs.len();
+            (Local::Segs(segs), len)
+        }
+    };
+    if len != wqe.length as usize || wqe.length > MAX_MSG || (atomic && len != 8) {
+        return Err(fail(WcStatus::LocLenErr));
+    }
+    let npsn = if atomic {
+        1
+    } else {
+        wqe.length.div_ceil(mtu).max(1)
+    };
+    Ok(Entry {
+        wqe,
+        local,
+        first_psn: req.psn,
+        npsn,
+        sent: 0,
+        got: 0,
+        done: false,
+    })
+}
+
+/// The opcode of packet `n` of a SEND or WRITE of `npsn` packets.
+fn data_opcode(qp_type: QpType, op: WrOpcode, n: u32, npsn: u32) -> Option<Opcode> {
+    use Opcode::*;
+    let (first, last) = (n == 0, n + 1 == npsn);
+    let rc = qp_type == QpType::Rc;
+    let pick = |rc_op, uc_op| Some(if rc { rc_op } else { uc_op });
+    match (op, first, last) {
+        (WrOpcode::Send, true, true) => pick(RcSendOnly, UcSendOnly),
+        (WrOpcode::SendImm, true, true) => pick(RcSendOnlyImm, UcSendOnlyImm),
+        (WrOpcode::SendInv, true, true) if rc => Some(RcSendOnlyInv),
+        (WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv, true, false) => {
+            pick(RcSendFirst, UcSendFirst)
+        }
+        (WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv, false, false) => {
+            pick(RcSendMiddle, UcSendMiddle)
+        }
+        (WrOpcode::Send, false, true) => pick(RcSendLast, UcSendLast),
+        (WrOpcode::SendImm, false, true) => pick(RcSendLastImm, UcSendLastImm),
+        (WrOpcode::SendInv, false, true) if rc => Some(RcSendLastInv),
+        (WrOpcode::Write, true, true) => pick(RcWriteOnly, UcWriteOnly),
+        (WrOpcode::WriteImm, true, true) => pick(RcWriteOnlyImm, UcWriteOnlyImm),
+        (WrOpcode::Write | WrOpcode::WriteImm, true, false) => pick(RcWriteFirst, UcWriteFirst),
+        (WrOpcode::Write | WrOpcode::WriteImm, false, false) => {
+            pick(RcWriteMiddle, UcWriteMiddle)
+        }
+        (WrOpcode::Write, false, true) => pick(RcWriteLast, UcWriteLast),
+        (WrOpcode::WriteImm, false, true) => pick(RcWriteLastImm, UcWriteLastImm),
+        _ => None,
+    }
+}
+
+/// Sends the next request packet of the entry at `index`.
+fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, index: u32, mtu: u32) {
+    let (av, dest) = (inner.av, inner.attr.dest_qpn);
+    let rc = qp.qp_type == QpType::Rc;
+    let req = &mut inner.req;
+    let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.as_mut()) else {
+        return;
+    };
+    let w = &e.wqe;
+    let mut ext = ExtHeaders::default();
+    let (opcode, psn, at, len) = match w.opcode {
+        WrOpcode::Read => {
+            let done = e.got * mtu;
+            ext.reth = Some(Reth {
+                va: w.remote_addr.wrapping_add(done as u64),
+                rkey: w.rkey,
+                dma_len: w.length - done,
+            });
+            (Opcode::RcReadRequest, e.first_psn + e.got, 0, 0)
+        }
+        WrOpcode::CmpSwap | WrOpcode::FetchAdd => {
+            let cmp = w.opcode == WrOpcode::CmpSwap;
+            ext.atomic = Some(AtomicEth {
+                va: w.remote_addr,
+                rkey: w.rkey,
+                swap_add: if cmp { w.swap } else { w.compare_add },
+                compare: if cmp { w.compare_add } else { 0 },
+            });
+            let opcode = if cmp {
+                Opcode::RcCompareSwap
+            } else {
+                Opcode::RcFetchAdd
+            };
+            (opcode, e.first_psn, 0, 0)
+        }
+        _ => {
+            let n = e.sent;
+            let Some(opcode) = data_opcode(qp.qp_type, w.opcode, n, e.npsn) else {
+                return;
+            };
+            let at = (n * mtu) as usize;
+            let len = (w.length as usize - at).min(mtu as usize);
+            if n == 0 && matches!(w.opcode, WrOpcode::Write | WrOpcode::WriteImm) {
+                ext.reth = Some(Reth {
+                    va: w.remote_addr,
+                    rkey: w.rkey,
+                    dma_len: w.length,
+                });
+            }
+            if opcode.has_imm() {
+                ext.imm = Some(ImmDt {
+                    imm: u32::from_be(w.ex),
+                });
+            }
+            if opcode.ext().contains(crate::proto::opcode::Ext::IETH) {
+                ext.ieth = Some(Ieth { rkey: w.ex });
+            }
+            (opcode, e.first_psn + n, at, len)
+        }
+    };
+    let mut bth = qp.bth(dest, opcode, psn);
+    let ends = opcode.ends_message() || e.is_read_or_atomic();
+    bth.solicited = ends && w.flags & SEND_SOLICITED != 0;
+    req.noack += 1;
+    if rc && (ends || req.noack >= ACK_EVERY) {
+        bth.ack_req = true;
+        req.noack = 0;
+    }
+    let headers = Headers { bth, ext };
+    let local = &e.local;
+    qp.send(dev, &av, headers, len, |buf| {
+        local.gather(at, buf).map_err(|_| EFAULT)
+    });
+    e.sent += 1;
+}
+
+/// Sends what the send queue holds, as far as the window allows.
+pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
+    let mtu = qp.mtu(inner);
+    let rc = qp.qp_type == QpType::Rc;
+    let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
+    while inner.attr.state == crate::kernel_ext::rdma::QpState::Rts && inner.req.rnr_until.is_none() {
+        let req = &mut inner.req;
+        if req.cur == req.next {
+            let index = req.next;
+            if index == qp.sq.producer() || req.entries[index as usize].is_some() {
+                break;
+            }
+            match take(dev, qp, req, index, mtu) {
+                Ok(e) => {
+                    req.psn = req.psn + e.npsn;
+                    req.entries[index as usize] = Some(e);
+                    req.next = req.geometry.next(index);
+                }
+                Err((wr_id, opcode, status)) => {
+                    complete_done(qp, inner);
+                    let wc = error_wc(qp, wr_id, opcode, status);
+                    qp.complete_send(inner, &wc, false);
+                    let req = &mut inner.req;
+                    req.head = req.geometry.next(index);
+                    req.cur = req.head;
+                    req.next = req.head;
+                    qp.sq.publish_consumer(req.head);
+                    qp.enter_error(inner);
+                    return;
+                }
+            }
+        }
+        let req = &mut inner.req;
+        let cur = req.cur;
+        let una = req.una;
+        let Some(e) = req.entry(cur) else { break };
+        if e.sent >= e.request_packets() {
+            req.cur = req.geometry.next(cur);
+            continue;
+        }
+        if rc {
+            let psn = e.first_psn + e.sent;
+            if psn.distance_from(una) >= WINDOW {
+                break;
+            }
+            if e.is_read_or_atomic() && reads_in_flight(req) >= max_rd_atomic {
+                break;
+            }
+            if !req.outstanding_before(psn) {
+                req.progress_at = jiffies();
+            }
+        }
+        send_packet(dev, qp, inner, cur, mtu);
+        if !rc {
+            // Unacknowledged transports are done once sent.
+            if let Some(e) = inner.req.entry(cur) {
+                if e.sent >= e.npsn {
+                    e.done = true;
+                }
+            }
+            let req = &mut inner.req;
+            req.una = req.psn;
+        }
+    }
+    complete_done(qp, inner);
+}
+
+impl Requester {
+    /// Whether anything before `psn` waits for an acknowledgement.
+    fn outstanding_before(&self, psn: Psn) -> bool {
+        self.una != psn
+    }
+}
+
+/// Reads and atomics sent and not yet answered.
+fn reads_in_flight(req: &Requester) -> u32 {
+    let mut n = 0;
+    let mut i = req.head;
+    while i != req.next {
+        if let Some(e) = req.entries[i as usize].as_ref() {
+            if e.is_read_or_atomic() && e.sent > 0 && !e.done {
+                n += 1;
+            }
+        }
+        i = req.geometry.next(i);
+    }
+    n
+}
+
+fn error_wc(qp: &QpCore, wr_id: u64, opcode: WcOpcode, status: WcStatus) -> Wc {
+    Wc {
+        wr_id,
+        status,
+        opcode,
+        byte_len: 0,
+        ex: 0,
+        qp_num: qp.qpn,
+        src_qp: 0,
+        flags: 0,
+    }
+}
+
+/// Completes, in order, the requests that are done.
+fn complete_done(qp: &QpCore, inner: &mut QpInner) {
+    loop {
+        let req = &mut inner.req;
+        let head = req.head;
+        if head == req.next || !req.entries[head as usize].as_ref().is_some_and(|e| e.done) {
+            break;
+        }
+        let Some(e) = req.entries[head as usize].take() else { break };
+        if req.cur == head {
+            req.cur = req.geometry.next(head);
+        }
+        req.head = req.geometry.next(head);
+        qp.sq.publish_consumer(req.head);
+        if e.wqe.flags & SEND_SIGNALED != 0 || qp.sq_sig_all {
+            let wc = Wc {
+                byte_len: e.wqe.length,
+                ..error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), WcStatus::Success)
+            };
+            qp.complete_send(inner, &wc, false);
+        }
+    }
+}
+
+/// Ends the request at `index` with `status`; the QP enters the error state.
+fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
+    complete_done(qp, inner);
+    let req = &mut inner.req;
+    if let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.take()) {
+        req.head = req.geometry.next(index);
+        req.cur = req.head;
+        qp.sq.publish_consumer(req.head);
+        let wc = error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status);
+        qp.complete_send(inner, &wc, false);
+    }
+    qp.enter_error(inner);
+}
+
+/// Marks the requests before `until` done: a later response acknowledges
+/// them. Stops at a read or atomic still waiting for its answer.
+fn ack_before(req: &mut Requester, until: u32) -> bool {
+    let mut i = req.head;
+    while i != until {
+        if let Some(e) = req.entries[i as usize].as_mut() {
+            if e.is_read_or_atomic() && !e.done {
+                return false;
+            }
+            e.done = true;
+        }
+        i = req.geometry.next(i);
+    }
+    true
+}
+
+/// Records progress up to and including `psn`.
+fn progress(req: &mut Requester, psn: Psn) {
+    if psn.next().after(req.una) {
+        req.una = psn.next();
+    }
+    req.retries = 0;
+    req.rnr_retries = 0;
+    req.progress_at = jiffies();
+}
+
+/// Handles an ACK: every request whose packets are all at or before `psn`
+/// is done, up to the first read or atomic still waiting for its answer.
+fn ack_through(req: &mut Requester, psn: Psn) {
+    let mut i = req.head;
+    while i != req.next {
+        let Some(e) = req.entries[i as usize].as_mut() else { break };
+        if e.is_read_or_atomic() {
+            if !e.done {
+                break;
+            }
+        } else if e.sent >= e.npsn && !e.last_psn().after(psn) {
+            e.done = true;
+        } else {
+            break;
+        }
+        i = req.geometry.next(i);
+    }
+    progress(req, psn);
+}
+
+/// Goes back to `psn`: the request that holds it, and everything after it,
+/// will be sent again from there.
+fn rewind(req: &mut Requester, psn: Psn) {
+    let Some(k) = req.find(psn) else { return };
+    let mut i = k;
+    while i != req.next {
+        if let Some(e) = req.entries[i as usize].as_mut() {
+            if i == k && !e.is_read_or_atomic() {
+                e.sent = psn.distance_from(e.first_psn);
+            } else if !e.done {
+                e.sent = 0;
+                if i != k {
+                    e.got = 0;
+                }
+            }
+        }
+        i = req.geometry.next(i);
+    }
+    req.cur = k;
+    req.una = psn;
+}
+
+/// Handles a response packet from the peer.
+pub(crate) fn receive_response(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    pkt: &Packet<'_>,
+) {
+    if qp.qp_type != QpType::Rc || inner.attr.state != crate::kernel_ext::rdma::QpState::Rts {
+        return;
+    }
+    let psn = pkt.headers.bth.psn;
+    let req = &mut inner.req;
+    // Only PSNs sent and not yet acknowledged mean anything.
+    if psn.distance_from(req.una) >= req.psn.distance_from(req.una) {
+        return;
+    }
+    let mtu = qp.mtu(inner);
+    match pkt.headers.bth.opcode.operation() {
+        Operation::Ack => {
+            let Some(aeth) = pkt.headers.ext.aeth else { return };
+            let before = psn + Psn::MASK;
+            let req = &mut inner.req;
+            match aeth.syndrome {
+                Syndrome::Ack { .. } => ack_through(req, psn),
+                Syndrome::RnrNak { timer } => {
+                    ack_through(req, before);
+                    req.rnr_retries = req.rnr_retries.saturating_add(1);
+                    let limit = inner.attr.rnr_retry;
+                    if limit != 7 && req.rnr_retries > limit {
+                        if let Some(k) = req.find(psn) {
+                            fail(qp, inner, k, WcStatus::RnrRetryExcErr);
+                        }
+                        return;
+                    }
+                    rewind(req, psn);
+                    req.rnr_until =
+                        Some(jiffies() + usecs_to_jiffies(rnr_usecs(timer)));
+                }
+                Syndrome::Nak(code) => {
+                    ack_through(req, before);
+                    if code == NakCode::PsnSequenceError {
+                        rewind(req, psn);
+                    } else if let Some(k) = req.find(psn) {
+                        let status = match code {
+                            NakCode::RemoteAccessError => WcStatus::RemAccessErr,
+                            NakCode::RemoteOperationalError => WcStatus::RemOpErr,
+                            _ => WcStatus::RemInvReqErr,
+                        };
+                        fail(qp, inner, k, status);
+                        return;
+                    }
+                }
+            }
+        }
+        Operation::ReadResponse => read_response(qp, inner, pkt, mtu),
+        Operation::AtomicAck => atomic_ack(qp, inner, pkt),
+        _ => return,
+    }
+    complete_done(qp, inner);
+    run(dev, qp, inner);
+}
+
+/// Places a read response's data, if it is the one the read expects next.
+fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
+    let psn = pkt.headers.bth.psn;
+    let req = &mut inner.req;
+    let Some(k) = req.find(psn) else { return };
+    let Some(e) = req.entry(k) else { return };
+    if e.wqe.opcode != WrOpcode::Read || e.done || e.sent == 0 || psn != e.first_psn + e.got {
+        return;
+    }
+    let at = (e.got * mtu) as usize;
+    let len = pkt.payload.len();
+    let last = pkt.headers.bth.opcode.ends_message();
+    let fits = if last {
+        at + len == e.wqe.length as usize
+    } else {
+        len == mtu as usize && at + len < e.wqe.length as usize
+    };
+    let placed = fits
+        && (len == 0
+            || e.local
+                .target()
+                .is_some_and(|t| t.scatter(at, pkt.payload).is_ok()));
+    if !placed {
+        fail(qp, inner, k, WcStatus::BadRespErr);
+        return;
+    }
+    e.got += 1;
+    if last {
+        e.done = true;
+    }
+    if ack_before(req, k) {
+        progress(req, psn);
+    }
+}
+
+/// Places an atomic's original value.
+fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
+    let psn = pkt.headers.bth.psn;
+    let Some(ack) = pkt.headers.ext.atomic_ack else { return };
+    let req = &mut inner.req;
+    let Some(k) = req.find(psn) else { return };
+    let Some(e) = req.entry(k) else { return };
+    if !e.is_read_or_atomic() || e.wqe.opcode == WrOpcode::Read || e.done || e.sent == 0 {
+        return;
+    }
+    let orig = ack.orig.to_ne_bytes();
+    if !e.local.target().is_some_and(|t| t.scatter(0, &orig).is_ok()) {
+        fail(qp, inner, k, WcStatus::LocProtErr);
+        return;
+    }
+    e.done = true;
+    if ack_before(req, k) {
+        progress(req, psn);
+    }
+}
+
+/// The device timer: resend after a silence longer than the timeout, and
+/// give up with `IBV_WC_RETRY_EXC_ERR` after `retry_cnt` tries.
+pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, now: u64) {
+    let req = &mut inner.req;
+    if let Some(until) = req.rnr_until {
+        if now < until {
+            return;
+        }
+        req.rnr_until = None;
+        req.progress_at = now;
+        run(dev, qp, inner);
+        return;
+    }
+    if !req.outstanding() || inner.attr.timeout == 0 || qp.qp_type != QpType::Rc {
+        return;
+    }
+    let limit = usecs_to_jiffies(timeout_usecs(inner.attr.timeout));
+    if now.wrapping_sub(req.progress_at) < limit {
+        return;
+    }
+    if req.retries >= inner.attr.retry_cnt {
+        let head = req.head;
+        fail(qp, inner, head, WcStatus::RetryExcErr);
+        return;
+    }
+    req.retries += 1;
+    req.progress_at = now;
+    let una = req.una;
+    rewind(req, una);
+    run(dev, qp, inner);
+}
+
+/// Completes every request, taken or not, with `IBV_WC_WR_FLUSH_ERR`.
+pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Wc) {
+    let mut completions = KVec::new();
+    let req = &mut inner.req;
+    while req.head != req.next {
+        if let Some(e) = req.entries[req.head as usize].take() {
+            let _ = completions.push(flushed(e.wqe.wr_id, e.wqe.opcode.wc_opcode()), GFP_KERNEL);
+        }
+        req.head = req.geometry.next(req.head);
+    }
+    let producer = qp.sq.producer();
+    while req.head != producer {
+        let (wr_id, op) = match qp.sq.read(req.head, &mut req.scratch) {
+            Ok(()) => SendWqe::parse(&req.scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
+                .map_or((0, WcOpcode::Send), |w| (w.wr_id, w.opcode.wc_opcode())),
+            Err(_) => (0, WcOpcode::Send),
+        };
+        let _ = completions.push(flushed(wr_id, op), GFP_KERNEL);
+        req.head = req.geometry.next(req.head);
+    }
+    req.cur = req.head;
+    req.next = req.head;
+    req.una = req.psn;
+    req.rnr_until = None;
+    qp.sq.publish_consumer(req.head);
+    for wc in completions.iter() {
+        // A full CQ loses the flush completions; the QP is already in error.
+        let _ = qp.send_cq.push(wc, false);
+    }
+}

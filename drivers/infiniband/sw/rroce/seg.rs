@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Local memory of a work request: its scatter/gather list resolved to
+//! memory regions once, when the request is taken from its ring, so every
+//! packet after that copies without a lookup and within checked bounds.
+
+use crate::device::RroceDevice;
+use crate::kernel_ext::rdma::{rxe_abi::Sge, Access, Device};
+use crate::mr::{self, MrCore, MrError};
+use kernel::{prelude::*, sync::Arc};
+
+/// A piece of a memory region.
+struct Seg {
+    mr: Arc<MrCore>,
+    offset: usize,
+    len: usize,
+}
+
+/// A work request's local memory, in order.
+pub(crate) struct SegList {
+    segs: KVec<Seg>,
+    total: usize,
+}
+
+impl SegList {
+    /// Resolves `sges` in PD `pd`, with `access` to each; zero-length SGEs
+    /// are skipped, as IB allows any key for them.
+    pub(crate) fn resolve(
+        dev: &Device<RroceDevice>,
+        sges: &[Sge],
+        pd: u32,
+        access: Access,
+    ) -> Result<Self, MrError> {
+        let mut segs = KVec::with_capacity(sges.len(), GFP_KERNEL).map_err(|_| MrError::Key)?;
+        let mut total = 0usize;
+        for sge in sges.iter().filter(|s| s.length != 0) {
+            let len = sge.length as u64;
+            let (mr, offset) = mr::lookup(dev, sge.lkey, pd, access, sge.addr, len)?;
+            total = total.checked_add(sge.length as usize).ok_or(MrError::Range)?;
+            segs.push(
+                Seg {
+                    mr,
+                    offset,
+                    len: sge.length as usize,
+                },
+                GFP_KERNEL,
+            )
+            .map_err(|_| MrError::Key)?;
+        }
+        Ok(Self { segs, total })
+    }
+
+    /// No memory at all.
+    pub(crate) fn empty() -> Self {
+        Self {
+            segs: KVec::new(),
+            total: 0,
+        }
+    }
+
+    /// The number of bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.total
+    }
+
+    /// Calls `f` on each piece of `at..at + len` with the segment's MR, the
+    /// offset in the MR, and the piece's range relative to `at`.
+    fn walk(
+        &self,
+        at: usize,
+        len: usize,
+        mut f: impl FnMut(&MrCore, usize, core::ops::Range<usize>) -> Result<(), MrError>,
+    ) -> Result<(), MrError> {
+        match at.checked_add(len) {
+            Some(end) if end <= self.total => {}
+            _ => return Err(MrError::Range),
+        }
+        let (mut skip, mut done) = (at, 0);
+        for seg in &self.segs {
+            if done == len {
+                break;
+            }
+            if skip >= seg.len {
+                skip -= seg.len;
+                continue;
+            }
+            let n = (seg.len - skip).min(len - done);
+            f(&seg.mr, seg.offset + skip, done..done + n)?;
+            skip = 0;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies bytes `at..at + dst.len()` of the list into `dst`.
+    pub(crate) fn gather(&self, at: usize, dst: &mut [u8]) -> Result<(), MrError> {
+        self.walk(at, dst.len(), |mr, off, r| mr.read(off, &mut dst[r]))
+    }
+
+    /// Copies `src` to bytes `at..at + src.len()` of the list.
+    pub(crate) fn scatter(&self, at: usize, src: &[u8]) -> Result<(), MrError> {
+        self.walk(at, src.len(), |mr, off, r| mr.write(off, &src[r]))
+    }
+}
