@@ -51,8 +51,10 @@ pub(crate) const MAX_INLINE_DATA: u32 = MAX_SGE * SGE_SIZE;
 
 /// The most RDMA READ and atomic requests in flight per QP, each way.
 pub(crate) const MAX_RD_ATOMIC: u8 = 128;
-/// The remote access rights a QP may grant.
-const QP_ACCESS: Access = Access::REMOTE_WRITE
+/// The access rights a QP may be given: the remote ones it grants, and
+/// local write, which means nothing for a QP but which perftest sets.
+const QP_ACCESS: Access = Access::LOCAL_WRITE
+    .with(Access::REMOTE_WRITE)
     .with(Access::REMOTE_READ)
     .with(Access::REMOTE_ATOMIC);
 /// PSNs and QP numbers are 24-bit, like the PSN type of the protocol core.

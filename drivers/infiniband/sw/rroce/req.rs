@@ -36,6 +36,10 @@ use kernel::prelude::*;
 const WINDOW: u32 = 128;
 /// Packets between two that ask for an ACK, as the C rxe.
 const ACK_EVERY: u32 = 64;
+/// The most response packets one read request asks for. A large RDMA READ
+/// goes out as several requests, so that its responses, like any other
+/// packets, stay within the window instead of arriving in one burst.
+const READ_CHUNK: u32 = WINDOW / 2;
 /// The longest message, as the device reports.
 const MAX_MSG: u32 = 1 << 31;
 
@@ -74,8 +78,11 @@ struct Entry {
     first_psn: Psn,
     /// PSNs it uses: its packets, or for a read its response packets.
     npsn: u32,
-    /// Request packets sent (a read or atomic has one).
+    /// Request packets sent (an atomic has one); for a read, the response
+    /// packets asked for.
     sent: u32,
+    /// Packets of a SEND or WRITE the peer acknowledged.
+    acked: u32,
     /// Read response packets received.
     got: u32,
     done: bool,
@@ -89,17 +96,26 @@ impl Entry {
         )
     }
 
-    /// Request packets it sends in all.
+    /// What `sent` counts up to.
     fn request_packets(&self) -> u32 {
-        if self.is_read_or_atomic() {
+        if self.is_atomic() {
             1
         } else {
             self.npsn
         }
     }
 
+    fn is_atomic(&self) -> bool {
+        matches!(self.wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd)
+    }
+
     fn holds(&self, psn: Psn) -> bool {
         psn.distance_from(self.first_psn) < self.npsn
+    }
+
+    /// The PSN of the next request packet.
+    fn next_psn(&self) -> Psn {
+        self.first_psn + self.sent
     }
 
     fn last_psn(&self) -> Psn {
@@ -283,6 +299,7 @@ fn take(
         first_psn: req.psn,
         npsn,
         sent: 0,
+        acked: 0,
         got: 0,
         done: false,
     })
@@ -331,13 +348,14 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     let mut ext = ExtHeaders::default();
     let (opcode, psn, at, len) = match w.opcode {
         WrOpcode::Read => {
-            let done = e.got * mtu;
+            let from = e.sent * mtu;
+            let n = (e.npsn - e.sent).min(READ_CHUNK);
             ext.reth = Some(Reth {
-                va: w.remote_addr.wrapping_add(done as u64),
+                va: w.remote_addr.wrapping_add(from.into()),
                 rkey: w.rkey,
-                dma_len: w.length - done,
+                dma_len: (w.length - from).min(n * mtu),
             });
-            (Opcode::RcReadRequest, e.first_psn + e.got, 0, 0)
+            (Opcode::RcReadRequest, e.first_psn + e.sent, 0, 0)
         }
         WrOpcode::CmpSwap | WrOpcode::FetchAdd => {
             let cmp = w.opcode == WrOpcode::CmpSwap;
@@ -392,7 +410,11 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     qp.send(dev, &av, headers, len, |buf| {
         local.gather(at, buf).map_err(|_| EFAULT)
     });
-    e.sent += 1;
+    e.sent += if w.opcode == WrOpcode::Read {
+        (e.npsn - e.sent).min(READ_CHUNK)
+    } else {
+        1
+    };
 }
 
 /// Sends what the send queue holds, as far as the window allows.
@@ -436,7 +458,7 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
             continue;
         }
         if rc {
-            let psn = e.first_psn + e.sent;
+            let psn = e.next_psn();
             if psn.distance_from(una) >= WINDOW {
                 break;
             }
@@ -537,25 +559,43 @@ fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
 
 /// Marks the requests before `until` done: a later response acknowledges
 /// them. Stops at a read or atomic still waiting for its answer.
-fn ack_before(req: &mut Requester, until: u32) -> bool {
+fn ack_before(req: &mut Requester, until: u32) {
     let mut i = req.head;
     while i != until {
         if let Some(e) = req.entries[i as usize].as_mut() {
             if e.is_read_or_atomic() && !e.done {
-                return false;
+                return;
             }
+            e.acked = e.npsn;
             e.done = true;
         }
         i = req.geometry.next(i);
     }
-    true
 }
 
-/// Records progress up to and including `psn`.
-fn progress(req: &mut Requester, psn: Psn) {
-    if psn.next().after(req.una) {
-        req.una = psn.next();
+/// The oldest PSN not acknowledged: in the first request not done.
+fn update_una(req: &mut Requester) {
+    let mut i = req.head;
+    while i != req.next {
+        if let Some(e) = req.entries[i as usize].as_ref() {
+            if !e.done {
+                let n = if e.wqe.opcode == WrOpcode::Read {
+                    e.got
+                } else {
+                    e.acked
+                };
+                req.una = e.first_psn + n;
+                return;
+            }
+        }
+        i = req.geometry.next(i);
     }
+    req.una = req.psn;
+}
+
+/// Records that the peer made progress.
+fn progress(req: &mut Requester) {
+    update_una(req);
     req.retries = 0;
     req.rnr_retries = 0;
     req.progress_at = jiffies();
@@ -572,13 +612,17 @@ fn ack_through(req: &mut Requester, psn: Psn) {
                 break;
             }
         } else if e.sent >= e.npsn && !e.last_psn().after(psn) {
+            e.acked = e.npsn;
             e.done = true;
         } else {
+            if e.holds(psn) {
+                e.acked = e.acked.max(psn.distance_from(e.first_psn) + 1);
+            }
             break;
         }
         i = req.geometry.next(i);
     }
-    progress(req, psn);
+    progress(req);
 }
 
 /// Goes back to `psn`: the request that holds it, and everything after it,
@@ -588,7 +632,9 @@ fn rewind(req: &mut Requester, psn: Psn) {
     let mut i = k;
     while i != req.next {
         if let Some(e) = req.entries[i as usize].as_mut() {
-            if i == k && !e.is_read_or_atomic() {
+            if i == k && e.wqe.opcode == WrOpcode::Read {
+                e.sent = e.got;
+            } else if i == k && !e.is_atomic() {
                 e.sent = psn.distance_from(e.first_psn);
             } else if !e.done {
                 e.sent = 0;
@@ -600,7 +646,7 @@ fn rewind(req: &mut Requester, psn: Psn) {
         i = req.geometry.next(i);
     }
     req.cur = k;
-    req.una = psn;
+    update_una(req);
 }
 
 /// Handles a response packet from the peer.
@@ -671,17 +717,17 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
     let req = &mut inner.req;
     let Some(k) = req.find(psn) else { return };
     let Some(e) = req.entry(k) else { return };
-    if e.wqe.opcode != WrOpcode::Read || e.done || e.sent == 0 || psn != e.first_psn + e.got {
+    // Only the next response of what was asked for is taken.
+    if e.wqe.opcode != WrOpcode::Read || e.done || psn != e.first_psn + e.got || e.got >= e.sent {
         return;
     }
+    // Each request's responses end with a Last, the read's last one with
+    // its last byte; every other packet is full.
     let at = (e.got * mtu) as usize;
     let len = pkt.payload.len();
-    let last = pkt.headers.bth.opcode.ends_message();
-    let fits = if last {
-        at + len == e.wqe.length as usize
-    } else {
-        len == mtu as usize && at + len < e.wqe.length as usize
-    };
+    let length = e.wqe.length as usize;
+    let last = at + len == length;
+    let fits = (last || len == mtu as usize) && at + len <= length;
     let placed = fits
         && (len == 0
             || e.local
@@ -694,10 +740,10 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
     e.got += 1;
     if last {
         e.done = true;
+        e.acked = e.npsn;
     }
-    if ack_before(req, k) {
-        progress(req, psn);
-    }
+    ack_before(req, k);
+    progress(req);
 }
 
 /// Places an atomic's original value.
@@ -716,9 +762,8 @@ fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
         return;
     }
     e.done = true;
-    if ack_before(req, k) {
-        progress(req, psn);
-    }
+    ack_before(req, k);
+    progress(req);
 }
 
 /// The device timer: resend after a silence longer than the timeout, and
@@ -775,8 +820,8 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
     }
     req.cur = req.head;
     req.next = req.head;
-    req.una = req.psn;
     req.rnr_until = None;
+    update_una(req);
     qp.sq.publish_consumer(req.head);
     for wc in completions.iter() {
         // A full CQ loses the flush completions; the QP is already in error.

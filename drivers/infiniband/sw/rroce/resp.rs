@@ -512,9 +512,20 @@ fn duplicate(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &
     let psn = pkt.headers.bth.psn;
     match pkt.headers.bth.opcode.operation() {
         Operation::ReadRequest => {
-            // Reading again is harmless; the MR may have gone meanwhile.
-            if let Err(Refusal::Nak(code)) = read(dev, qp, inner, pkt) {
-                send_ack(dev, qp, inner, psn, Syndrome::Nak(code));
+            // Reading again is harmless; the MR may have gone meanwhile. A
+            // retried read may also ask for more than was asked before (the
+            // rest of a read whose later request was lost): then the PSNs
+            // past the expected one are taken as new.
+            match read(dev, qp, inner, pkt) {
+                Ok(npsn) => {
+                    let end = psn + npsn;
+                    if end.after(inner.resp.epsn) {
+                        inner.resp.epsn = end;
+                        inner.resp.nak_sent = None;
+                    }
+                }
+                Err(Refusal::Nak(code)) => send_ack(dev, qp, inner, psn, Syndrome::Nak(code)),
+                Err(_) => {}
             }
         }
         Operation::CompareSwap | Operation::FetchAdd => {

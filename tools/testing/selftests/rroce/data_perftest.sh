@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rroce on both VMs: perftest's bandwidth and latency tools for SEND, RDMA
+# WRITE, RDMA READ and atomics.  The bandwidth tools sweep message sizes
+# (-a: 2 bytes to 8 MiB); iterations are few, as the VMs are emulated.
+# VM 1 serves, VM 2 connects.
+
+. "$(dirname "$0")/lib.sh"
+vm_main 2
+
+require_cmd ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw rdma
+ktap_plan 11
+
+load_rroce && rdma link add rroce0 type rroce netdev eth0
+ktap_result $? "rroce0 on eth0"
+gid=$(gid_index rroce0 "$RROCE_IP4")
+ktap_result $? "RoCE v2 GID for $RROCE_IP4 ($gid)"
+
+# A bandwidth result row: bytes, iterations, peak and average MB/s > 0.
+BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]*[1-9][0-9]*\.[0-9]+'
+# A latency result row: bytes, iterations, then times.
+LAT='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+port=18600
+# perf CHECK TOOL ARG...: one perftest tool, as a pair.
+perf() {
+	local check=$1 tool=$2
+	shift 2
+	port=$((port + 1))
+	pair "$tool $*" $port "$check" "$tool" -d rroce0 -x "$gid" -p $port -F "$@"
+}
+PAIR_TIMEOUT=300
+perf "$BW" ib_send_bw -a -n 5
+perf "$BW" ib_write_bw -a -n 5
+perf "$BW" ib_read_bw -a -n 5
+perf "$BW" ib_atomic_bw -n 200
+perf "$LAT" ib_send_lat -s 64 -n 100
+perf "$LAT" ib_write_lat -s 64 -n 100
+perf "$LAT" ib_read_lat -s 64 -n 100
+perf "$LAT" ib_atomic_lat -n 100
+
+rdma link delete rroce0 && rmmod rroce
+ktap_finish
