@@ -581,7 +581,11 @@ impl<T: Driver> Adapter<T> {
     /// `work` is the `rx_work` of a live `Container<T>`.
     unsafe extern "C" fn rx_work(work: *mut bindings::work_struct) {
         // SAFETY: Guaranteed by the caller.
-        let c = unsafe { &*work.byte_sub(offset_of!(Container<T>, rx_work)).cast::<Container<T>>() };
+        let c = unsafe {
+            &*work
+                .byte_sub(offset_of!(Container<T>, rx_work))
+                .cast::<Container<T>>()
+        };
         // SAFETY: The device is alive while its work may run.
         let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
         for _ in 0..RX_BUDGET {

@@ -217,7 +217,13 @@ impl Umem {
             // SAFETY: A pinned page of ours; aligned, so the 8 bytes lie in
             // this one page.
             orig = unsafe {
-                bindings::rroce_page_atomic(page.0.as_ptr(), in_page as u32, cmp_swap, compare, operand)
+                bindings::rroce_page_atomic(
+                    page.0.as_ptr(),
+                    in_page as u32,
+                    cmp_swap,
+                    compare,
+                    operand,
+                )
             };
         })?;
         Ok(orig)

@@ -10,12 +10,12 @@ use crate::cq::{Cq, MAX_CQE};
 use crate::index::{IndexTable, ObjectMap};
 use crate::kernel_ext::{
     net::NetDevice,
-    rdma::{
-        self, uverbs_cmd, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver, Global, LinkLayer,
-        MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, QpAttr,
-        QpCaps, QpChange, QpCqs, QpInit, Registry, UData, UserContext, UserRegion,
-    },
     net::SkBuff,
+    rdma::{
+        self, uverbs_cmd, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver, Global,
+        LinkLayer, MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState,
+        QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, UData, UserContext, UserRegion,
+    },
 };
 use crate::mr::{self, Mr, MrCore, MAX_MR};
 use crate::qp::{self, Qp, QpCore, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE};
@@ -214,7 +214,11 @@ impl Driver for RroceDevice {
     }
 
     fn alloc_pd(dev: &Device<Self>, _udata: &UData<'_>) -> Result<u32> {
-        Ok(dev.data().last_pd.fetch_add(1, Ordering::Relaxed).wrapping_add(1))
+        Ok(dev
+            .data()
+            .last_pd
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1))
     }
 
     fn create_cq(

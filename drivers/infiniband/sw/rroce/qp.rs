@@ -16,8 +16,8 @@ use crate::kernel_ext::{
     jiffies,
     rdma::{
         rxe_abi::{CreateQpResp, Wc, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
-        Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType,
-        UData, UserContext,
+        Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType, UData,
+        UserContext,
     },
 };
 use crate::proto::{

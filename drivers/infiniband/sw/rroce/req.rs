@@ -13,8 +13,9 @@ use crate::device::RroceDevice;
 use crate::kernel_ext::{
     jiffies,
     rdma::{
-        rxe_abi::{SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_SIGNALED,
-            SEND_SOLICITED},
+        rxe_abi::{
+            SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_SIGNALED, SEND_SOLICITED,
+        },
         Access, Device, QpAttr, QpType,
     },
     usecs_to_jiffies,
@@ -208,7 +209,10 @@ impl Requester {
     fn find(&self, psn: Psn) -> Option<u32> {
         let mut i = self.head;
         while i != self.next {
-            if self.entries[i as usize].as_ref().is_some_and(|e| e.holds(psn)) {
+            if self.entries[i as usize]
+                .as_ref()
+                .is_some_and(|e| e.holds(psn))
+            {
                 return Some(i);
             }
             i = self.geometry.next(i);
@@ -219,15 +223,17 @@ impl Requester {
 
 /// The transport timeout: 4.096 us * 2^timeout, in microseconds.
 fn timeout_usecs(timeout: u8) -> u32 {
-    (4096u64 << timeout.min(31)).div_ceil(1000).min(u32::MAX as u64) as u32
+    (4096u64 << timeout.min(31))
+        .div_ceil(1000)
+        .min(u32::MAX as u64) as u32
 }
 
 /// The RNR NAK timer code's delay in microseconds (IBA table 45).
 fn rnr_usecs(code: u8) -> u32 {
     const TABLE: [u32; 32] = [
-        655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560,
-        3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122_880, 163_840,
-        245_760, 327_680, 491_520,
+        655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+        5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122_880, 163_840, 245_760,
+        327_680, 491_520,
     ];
     TABLE[(code & 31) as usize]
 }
@@ -249,7 +255,9 @@ fn take(
     mtu: u32,
 ) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
     let bad = |op| (0, op, WcStatus::LocQpOpErr);
-    qp.sq.read(index, &mut req.scratch).map_err(|_| bad(WcOpcode::Send))?;
+    qp.sq
+        .read(index, &mut req.scratch)
+        .map_err(|_| bad(WcOpcode::Send))?;
     let wqe = SendWqe::parse(&req.scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
         .ok_or(bad(WcOpcode::Send))?;
     let fail = |status| (wqe.wr_id, wqe.opcode.wc_opcode(), status);
@@ -279,8 +287,8 @@ fn take(
             } else {
                 Access::from_bits(0)
             };
-            let segs = SegList::resolve(dev, sges, qp.pd, access)
-                .map_err(|e| fail(mr_status(e)))?;
+            let segs =
+                SegList::resolve(dev, sges, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
             let len = segs.len();
             (Local::Segs(segs), len)
         }
@@ -327,13 +335,18 @@ fn data_opcode(qp_type: QpType, op: WrOpcode, n: u32, npsn: u32) -> Option<Opcod
         (WrOpcode::Write, true, true) => pick(RcWriteOnly, UcWriteOnly),
         (WrOpcode::WriteImm, true, true) => pick(RcWriteOnlyImm, UcWriteOnlyImm),
         (WrOpcode::Write | WrOpcode::WriteImm, true, false) => pick(RcWriteFirst, UcWriteFirst),
-        (WrOpcode::Write | WrOpcode::WriteImm, false, false) => {
-            pick(RcWriteMiddle, UcWriteMiddle)
-        }
+        (WrOpcode::Write | WrOpcode::WriteImm, false, false) => pick(RcWriteMiddle, UcWriteMiddle),
         (WrOpcode::Write, false, true) => pick(RcWriteLast, UcWriteLast),
         (WrOpcode::WriteImm, false, true) => pick(RcWriteLastImm, UcWriteLastImm),
         _ => None,
     }
+}
+
+/// The response packets the next request of a read asks for: up to the end
+/// of its chunk, so that a request sent again after a loss asks for part of
+/// what one earlier request asked for, never more, as responders expect.
+fn read_chunk(e: &Entry) -> u32 {
+    (READ_CHUNK - e.sent % READ_CHUNK).min(e.npsn - e.sent)
 }
 
 /// Sends the next request packet of the entry at `index`.
@@ -349,7 +362,7 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     let (opcode, psn, at, len) = match w.opcode {
         WrOpcode::Read => {
             let from = e.sent * mtu;
-            let n = (e.npsn - e.sent).min(READ_CHUNK);
+            let n = read_chunk(e);
             ext.reth = Some(Reth {
                 va: w.remote_addr.wrapping_add(from.into()),
                 rkey: w.rkey,
@@ -411,7 +424,7 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
         local.gather(at, buf).map_err(|_| EFAULT)
     });
     e.sent += if w.opcode == WrOpcode::Read {
-        (e.npsn - e.sent).min(READ_CHUNK)
+        read_chunk(e)
     } else {
         1
     };
@@ -422,7 +435,8 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
     let mtu = qp.mtu(inner);
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
-    while inner.attr.state == crate::kernel_ext::rdma::QpState::Rts && inner.req.rnr_until.is_none() {
+    while inner.attr.state == crate::kernel_ext::rdma::QpState::Rts && inner.req.rnr_until.is_none()
+    {
         let req = &mut inner.req;
         if req.cur == req.next {
             let index = req.next;
@@ -527,7 +541,9 @@ fn complete_done(qp: &QpCore, inner: &mut QpInner) {
         if head == req.next || !req.entries[head as usize].as_ref().is_some_and(|e| e.done) {
             break;
         }
-        let Some(e) = req.entries[head as usize].take() else { break };
+        let Some(e) = req.entries[head as usize].take() else {
+            break;
+        };
         if req.cur == head {
             req.cur = req.geometry.next(head);
         }
@@ -606,7 +622,9 @@ fn progress(req: &mut Requester) {
 fn ack_through(req: &mut Requester, psn: Psn) {
     let mut i = req.head;
     while i != req.next {
-        let Some(e) = req.entries[i as usize].as_mut() else { break };
+        let Some(e) = req.entries[i as usize].as_mut() else {
+            break;
+        };
         if e.is_read_or_atomic() {
             if !e.done {
                 break;
@@ -668,7 +686,9 @@ pub(crate) fn receive_response(
     let mtu = qp.mtu(inner);
     match pkt.headers.bth.opcode.operation() {
         Operation::Ack => {
-            let Some(aeth) = pkt.headers.ext.aeth else { return };
+            let Some(aeth) = pkt.headers.ext.aeth else {
+                return;
+            };
             let before = psn + Psn::MASK;
             let req = &mut inner.req;
             match aeth.syndrome {
@@ -684,8 +704,7 @@ pub(crate) fn receive_response(
                         return;
                     }
                     rewind(req, psn);
-                    req.rnr_until =
-                        Some(jiffies() + usecs_to_jiffies(rnr_usecs(timer)));
+                    req.rnr_until = Some(jiffies() + usecs_to_jiffies(rnr_usecs(timer)));
                 }
                 Syndrome::Nak(code) => {
                     ack_through(req, before);
@@ -749,7 +768,9 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
 /// Places an atomic's original value.
 fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
     let psn = pkt.headers.bth.psn;
-    let Some(ack) = pkt.headers.ext.atomic_ack else { return };
+    let Some(ack) = pkt.headers.ext.atomic_ack else {
+        return;
+    };
     let req = &mut inner.req;
     let Some(k) = req.find(psn) else { return };
     let Some(e) = req.entry(k) else { return };
@@ -757,7 +778,11 @@ fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
         return;
     }
     let orig = ack.orig.to_ne_bytes();
-    if !e.local.target().is_some_and(|t| t.scatter(0, &orig).is_ok()) {
+    if !e
+        .local
+        .target()
+        .is_some_and(|t| t.scatter(0, &orig).is_ok())
+    {
         fail(qp, inner, k, WcStatus::LocProtErr);
         return;
     }

@@ -163,7 +163,13 @@ fn receive_rc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: 
     if psn != epsn {
         if inner.resp.nak_sent != Some(epsn) {
             inner.resp.nak_sent = Some(epsn);
-            send_ack(dev, qp, inner, epsn, Syndrome::Nak(NakCode::PsnSequenceError));
+            send_ack(
+                dev,
+                qp,
+                inner,
+                epsn,
+                Syndrome::Nak(NakCode::PsnSequenceError),
+            );
         }
         return;
     }
@@ -330,7 +336,11 @@ fn execute(
         }
         Operation::Write => {
             if opcode.starts_message() {
-                let reth = pkt.headers.ext.reth.ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
+                let reth = pkt
+                    .headers
+                    .ext
+                    .reth
+                    .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
                 if !qp_access.contains(Access::REMOTE_WRITE) {
                     return Err(Refusal::Nak(NakCode::RemoteAccessError));
                 }
@@ -389,7 +399,11 @@ fn execute(
             if !qp_access.contains(Access::REMOTE_ATOMIC) {
                 return Err(Refusal::Nak(NakCode::RemoteAccessError));
             }
-            let a = pkt.headers.ext.atomic.ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
+            let a = pkt
+                .headers
+                .ext
+                .atomic
+                .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
             let (mr, offset) = mr::lookup(dev, a.rkey, qp.pd, Access::REMOTE_ATOMIC, a.va, 8)?;
             if a.va % 8 != 0 {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
@@ -428,7 +442,9 @@ fn finish_recv(
     opcode: WcOpcode,
     write_len: Option<u32>,
 ) {
-    let Some(recv) = inner.resp.recv.take() else { return };
+    let Some(recv) = inner.resp.recv.take() else {
+        return;
+    };
     consume_recv(qp, inner);
     inner.resp.msn = inner.resp.msn.wrapping_add(1);
     let (ex, flags) = recv_ex(pkt);
@@ -449,7 +465,11 @@ fn read(
     inner: &QpInner,
     pkt: &Packet<'_>,
 ) -> Result<u32, Refusal> {
-    let reth = pkt.headers.ext.reth.ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
+    let reth = pkt
+        .headers
+        .ext
+        .reth
+        .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let len = reth.dma_len as usize;
     let (mr, offset) = mr::lookup(
         dev,
@@ -551,20 +571,23 @@ fn receive_ud(
     pkt: &Packet<'_>,
     ip: &[u8],
 ) {
-    let Some(deth) = pkt.headers.ext.deth else { return };
+    let Some(deth) = pkt.headers.ext.deth else {
+        return;
+    };
     if deth.qkey != inner.attr.qkey {
         return;
     }
     if take_recv(_dev, qp, inner).is_err() {
         return;
     }
-    let Some(recv) = inner.resp.recv.as_mut() else { return };
+    let Some(recv) = inner.resp.recv.as_mut() else {
+        return;
+    };
     // The GRH: the IPv6 header, or the IPv4 header in its last 20 bytes.
     let mut grh = [0u8; GRH_LEN];
     let n = ip.len().min(GRH_LEN);
     grh[GRH_LEN - n..].copy_from_slice(&ip[..n]);
-    let ok = recv.segs.scatter(0, &grh).is_ok()
-        && recv.segs.scatter(GRH_LEN, pkt.payload).is_ok();
+    let ok = recv.segs.scatter(0, &grh).is_ok() && recv.segs.scatter(GRH_LEN, pkt.payload).is_ok();
     let status = if ok {
         WcStatus::Success
     } else {

@@ -36,7 +36,9 @@ impl SegList {
         for sge in sges.iter().filter(|s| s.length != 0) {
             let len = sge.length as u64;
             let (mr, offset) = mr::lookup(dev, sge.lkey, pd, access, sge.addr, len)?;
-            total = total.checked_add(sge.length as usize).ok_or(MrError::Range)?;
+            total = total
+                .checked_add(sge.length as usize)
+                .ok_or(MrError::Range)?;
             segs.push(
                 Seg {
                     mr,

@@ -13,7 +13,7 @@ use crate::kernel_ext::{
 };
 use crate::proto::{
     icrc,
-    packet::{pad_len, packet_len, Headers},
+    packet::{packet_len, pad_len, Headers},
 };
 use kernel::prelude::*;
 
@@ -79,9 +79,12 @@ fn seal(skb: &mut SkBuff, v4: bool) -> Result {
     let ip_len = if v4 { IPV4_HEADER_LEN } else { IPV6_HEADER_LEN };
     let data = skb.data_mut();
     let body_end = data.len().checked_sub(icrc::LEN).ok_or(EINVAL)?;
-    let (ip, rest) = data[..body_end].split_at(ip_len);
-    let (udp, covered) = rest.split_at(UDP_HEADER_LEN);
-    let crc = icrc::compute(crc32_le, ip, udp, covered).map_err(|_| EINVAL)?;
+    let crc = {
+        let ip = data.get(..ip_len).ok_or(EINVAL)?;
+        let udp = data.get(ip_len..ip_len + UDP_HEADER_LEN).ok_or(EINVAL)?;
+        let covered = data.get(ip_len + UDP_HEADER_LEN..body_end).ok_or(EINVAL)?;
+        icrc::compute(crc32_le, ip, udp, covered).map_err(|_| EINVAL)?
+    };
     data[body_end..].copy_from_slice(&crc);
     Ok(())
 }
@@ -89,10 +92,8 @@ fn seal(skb: &mut SkBuff, v4: bool) -> Result {
 /// The parts of a received packet: IP header, UDP header, UDP payload.
 pub(crate) fn split_received(skb: &SkBuff) -> Option<(&[u8], &[u8], &[u8])> {
     let data = skb.data();
-    if data.len() < UDP_HEADER_LEN {
-        return None;
-    }
-    let (udp, payload) = data.split_at(UDP_HEADER_LEN);
+    let udp = data.get(..UDP_HEADER_LEN)?;
+    let payload = data.get(UDP_HEADER_LEN..)?;
     Some((skb.ip_header(), udp, payload))
 }
 

@@ -18,7 +18,7 @@ gid=$(gid_index rroce0 "$RROCE_IP4")
 ktap_result $? "RoCE v2 GID for $RROCE_IP4 ($gid)"
 
 # A bandwidth result row: bytes, iterations, peak and average MB/s > 0.
-BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]*[1-9][0-9]*\.[0-9]+'
+BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
 # A latency result row: bytes, iterations, then times.
 LAT='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
 port=18600

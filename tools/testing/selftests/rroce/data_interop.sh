@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rroce and the kernel's C rdma_rxe talk to each other: ibv_rc_pingpong with
+# data validation, and perftest's send, write and read bandwidth, first with
+# rroce serving in VM 1 and rxe connecting from VM 2, then the other way
+# round.  Only one of the two drivers can hold UDP port 4791 in a VM.
+
+. "$(dirname "$0")/lib.sh"
+vm_main 2
+
+require_cmd ibv_rc_pingpong ibv_uc_pingpong ib_send_bw ib_write_bw ib_read_bw rdma
+ktap_plan 12
+
+BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
+ITERS="iters in [0-9.]+ seconds"
+
+# round DRIVER_VM1 DRIVER_VM2 PORT: one direction of the test.
+round() {
+	local mine=$1 port=$3 dev gid
+	[ "$RROCE_VM" = 2 ] && mine=$2
+	if [ "$mine" = rroce ]; then
+		load_rroce && rdma link add rroce0 type rroce netdev eth0
+		dev=rroce0
+	else
+		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
+		dev=rxe0
+	fi
+	ktap_result $? "$dev on eth0 (vm1: $1, vm2: $2)"
+	gid=$(gid_index $dev "$RROCE_IP4")
+	pair "rc_pingpong $1-$2" $port "$ITERS" \
+		ibv_rc_pingpong -d $dev -g "$gid" -p $port -n 100 -s 8192 -c
+	pair "uc_pingpong $1-$2" $((port + 1)) "$ITERS" \
+		ibv_uc_pingpong -d $dev -g "$gid" -p $((port + 1)) -n 100 -s 1024 -c
+	for tool in ib_send_bw ib_write_bw ib_read_bw; do
+		port=$((port + 2))
+		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$BW" \
+			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n 20
+	done
+	rdma link delete $dev
+	if [ "$mine" = rroce ]; then rmmod rroce; else rmmod rdma_rxe; fi
+	# Both sides unloaded before the next round binds the port again.
+	vm_signal "unloaded$port" && vm_wait "unloaded$port"
+}
+
+round rroce rxe 18700
+round rxe rroce 18800
+ktap_finish

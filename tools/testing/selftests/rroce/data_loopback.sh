@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Client and server on the same rroce device in one VM: packets to a local
+# address go straight back to rroce's receive path, never through a NIC.
+
+. "$(dirname "$0")/lib.sh"
+vm_main 1
+
+require_cmd ibv_rc_pingpong ib_write_bw rdma
+ktap_plan 4
+
+load_rroce && rdma link add rroce0 type rroce netdev eth0
+ktap_result $? "rroce0 on eth0"
+gid=$(gid_index rroce0 "$RROCE_IP4")
+tx_packets() { cat /sys/class/net/eth0/statistics/tx_packets; }
+tx_before=$(tx_packets)
+
+# loop NAME PORT CHECK CMD...: CMD as server and as client of itself.
+loop() {
+	local name=$1 port=$2 check=$3 pid
+	shift 3
+	timeout 120 "$@" >"/tmp/$name.server" 2>&1 &
+	pid=$!
+	wait_listen "$port" && run timeout 120 "$@" 127.0.0.1 && grep -Eq "$check" <<<"$RUN_OUTPUT" &&
+		wait $pid && grep -Eq "$check" "/tmp/$name.server"
+	ktap_result $? "$name, client and server on rroce0"
+}
+loop rc_pingpong 18900 "iters in [0-9.]+ seconds" \
+	ibv_rc_pingpong -d rroce0 -g "$gid" -p 18900 -n 200 -s 4096 -c
+loop ib_write_bw 18901 '^ *65536 +200 ' ib_write_bw -d rroce0 -x "$gid" -p 18901 -F -s 65536 -n 200
+
+# Thousands of RoCE packets went by; a few stray ones (IPv6 neighbour
+# discovery, say) may have left through eth0 meanwhile.
+sent=$(($(tx_packets) - tx_before))
+[ $sent -lt 20 ]
+ktap_result $? "the traffic did not leave through eth0 ($sent packets sent)"
+
+rdma link delete rroce0 && rmmod rroce
+ktap_finish

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RC data path through unmodified libibverbs and its rxe provider, with
+ * two RC QPs of one device connected to each other over loopback (the RoCE
+ * v2 GID of the VM's IPv4 address, MTU 1024): A posts, B receives or is the
+ * target. Every data check compares bytes, every wait is bounded (10 s).
+ *
+ *  - SEND of 3 SGEs (8100 bytes, 8 packets) into a receive of 2 SGEs in 2 MRs;
+ *  - SEND with immediate data;
+ *  - RDMA WRITE of 20000 bytes, read back by an RDMA READ;
+ *  - RDMA WRITE with immediate data: B's receive completes with it;
+ *  - inline SEND: the data is taken when posted;
+ *  - fetch-and-add and compare-and-swap, with a compare that fails;
+ *  - unsignalled SENDs: only the signalled one completes on A;
+ *  - on fresh QPs: a wrong rkey and a read beyond the remote MR are remote
+ *    access errors, a wrong lkey a local protection error, and after each
+ *    error what A posts next is flushed;
+ *  - a QP connected to a QP number that does not exist: retries exhausted.
+ *
+ * Usage: verbs_data DEVICE.  Prints KTAP; exits 0 if every case passed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "verbs_util.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define WAIT_S 10
+#define BUF_LEN 65536
+#define RCV1_LEN 4096
+#define RCV2_LEN 16384
+#define WIMM_OFF 24576		/* in tgt: RDMA WRITE with immediate */
+#define ATOMIC_OFF 32768	/* in tgt: the u64 of the atomics */
+#define BAD_QPN 0xfffff0	/* 24 bits, but rroce numbers QPs below 65536 */
+#define RIGHTS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/* A sends from src and reads into back; B receives into rcv1, rcv2 and is written in tgt. */
+static char src[BUF_LEN] __attribute__((aligned(4096)));
+static char back[BUF_LEN] __attribute__((aligned(4096)));
+static char rcv1[RCV1_LEN] __attribute__((aligned(4096)));
+static char rcv2[RCV2_LEN] __attribute__((aligned(4096)));
+static char tgt[BUF_LEN] __attribute__((aligned(4096)));
+static char want[BUF_LEN];
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr_src, *mr_back, *mr_rcv1, *mr_rcv2, *mr_tgt;
+static union ibv_gid gid;
+static int gid_index;
+
+/* QP A (qp[0]) and QP B (qp[1]), each with one CQ for sends and receives. */
+struct pair {
+	struct ibv_cq *cq[2];
+	struct ibv_qp *qp[2];
+};
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Bytes that differ from one offset to the next, so misplaced data shows. */
+static void fill(char *buf, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245 + 12345;
+		buf[i] = seed >> 16;
+	}
+}
+
+static int same(const char *what, const char *got, const char *expected, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (got[i] != expected[i]) {
+			printf("# %s: byte %zu is %#x, not %#x\n", what, i,
+			       (unsigned char)got[i], (unsigned char)expected[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* @buf still holds @len bytes of @byte: nothing was written there. */
+static int all(const char *what, const char *buf, size_t len, int byte)
+{
+	memset(want, byte, len);
+	return same(what, buf, want, len);
+}
+
+static uint64_t get64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put64(void *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static struct ibv_sge sge(struct ibv_mr *mr, char *addr, uint32_t len)
+{
+	struct ibv_sge s = { .addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey };
+
+	return s;
+}
+
+/*
+ * The index of the RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d) on port 1.
+ * ib_core fills the GID table asynchronously once the device is added: wait
+ * up to 5 s for it.
+ */
+static int ipv4_gid(void)
+{
+	static const unsigned char v4[12] = { [10] = 0xff, [11] = 0xff };
+	double end = now() + 5;
+	struct ibv_gid_entry e;
+	uint32_t i;
+
+	do {
+		for (i = 0; i < 64; i++) {
+			if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+			    e.gid_type != IBV_GID_TYPE_ROCE_V2 || memcmp(e.gid.raw, v4, sizeof(v4)))
+				continue;
+			printf("# GID %u: ::ffff:%d.%d.%d.%d\n", i, e.gid.raw[12], e.gid.raw[13],
+			       e.gid.raw[14], e.gid.raw[15]);
+			gid = e.gid;
+			return i;
+		}
+		usleep(100000);
+	} while (now() < end);
+	printf("# no RoCE v2 GID of an IPv4 address on port 1\n");
+	return -1;
+}
+
+static struct ibv_qp *create_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+		.cap = {
+			.max_send_wr = 64,
+			.max_recv_wr = 64,
+			.max_send_sge = 4,
+			.max_recv_sge = 4,
+			.max_inline_data = 256,
+		},
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+/* Takes an RC QP to RTS, talking to @dest_qpn at our own GID. */
+static int connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint8_t timeout, uint8_t retry_cnt)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	int err;
+
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0x100;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = timeout;
+	a.retry_cnt = retry_cnt;
+	a.rnr_retry = 7;
+	a.sq_psn = 0x100;
+	a.max_rd_atomic = 16;
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (err)
+		printf("# connecting QP %u: %s\n", qp->qp_num, strerror(err));
+	return !err;
+}
+
+static int make_pair(struct pair *p)
+{
+	for (int i = 0; i < 2; i++) {
+		p->cq[i] = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+		p->qp[i] = p->cq[i] ? create_qp(p->cq[i]) : NULL;
+		if (!p->qp[i]) {
+			printf("# creating a CQ or QP: %s\n", strerror(errno));
+			return 0;
+		}
+	}
+	return connect_qp(p->qp[0], p->qp[1]->qp_num, 14, 7) &&
+	       connect_qp(p->qp[1], p->qp[0]->qp_num, 14, 7);
+}
+
+static int destroy_pair(struct pair *p)
+{
+	int ok = 1;
+
+	for (int i = 0; i < 2; i++) {
+		if (p->qp[i])
+			ok &= !ibv_destroy_qp(p->qp[i]);
+		if (p->cq[i])
+			ok &= !ibv_destroy_cq(p->cq[i]);
+		p->qp[i] = NULL;
+		p->cq[i] = NULL;
+	}
+	return ok;
+}
+
+/* Waits up to @secs for one completion on @cq. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
+{
+	double end = now() + secs;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n == 1;
+		sched_yield();
+	} while (now() < end);
+	return 0;
+}
+
+/* The next completion on @cq is @wr_id's, with @status (and @opcode if it succeeded). */
+static int expect(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status status,
+		  enum ibv_wc_opcode opcode, struct ibv_wc *wc)
+{
+	if (!poll_one(cq, wc, WAIT_S)) {
+		printf("# no completion of wr %llu within %d s\n", (unsigned long long)wr_id, WAIT_S);
+		return 0;
+	}
+	if (wc->wr_id == wr_id && wc->status == status &&
+	    (status != IBV_WC_SUCCESS || wc->opcode == opcode))
+		return 1;
+	printf("# wr %llu: %s, opcode %d; expected wr %llu: %s, opcode %d\n",
+	       (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status), wc->opcode,
+	       (unsigned long long)wr_id, ibv_wc_status_str(status), opcode);
+	return 0;
+}
+
+/* The completion opcode of each work request opcode. */
+static const enum ibv_wc_opcode wc_opcode[] = {
+	[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE, [IBV_WR_RDMA_WRITE_WITH_IMM] = IBV_WC_RDMA_WRITE,
+	[IBV_WR_SEND] = IBV_WC_SEND, [IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
+	[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ, [IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+};
+
+/* A signalled work request of @op on the @n SGEs at @s; RDMA ones go to @remote in tgt. */
+static struct ibv_send_wr wr_of(uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_sge *s, int n,
+				char *remote)
+{
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = s, .num_sge = n, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = (uintptr_t)remote,
+					       .rkey = mr_tgt->rkey } };
+
+	return wr;
+}
+
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int err = ibv_post_send(qp, wr, &bad);
+
+	if (err)
+		printf("# ibv_post_send: %s\n", strerror(err));
+	return !err;
+}
+
+static int post_recv(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sg, int n)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = n }, *bad;
+	int err = ibv_post_recv(qp, &wr, &bad);
+
+	if (err)
+		printf("# ibv_post_recv: %s\n", strerror(err));
+	return !err;
+}
+
+/* Posts @wr on A and waits for its completion with @status. */
+static int send_wait(struct pair *p, struct ibv_send_wr *wr, enum ibv_wc_status status)
+{
+	struct ibv_wc wc;
+
+	return post_send(p->qp[0], wr) &&
+	       expect(p->cq[0], wr->wr_id, status, wc_opcode[wr->opcode], &wc);
+}
+
+/* B's receive @wr_id completes by @opcode with @len bytes (and @imm, if not 0). */
+static int recv_wait(struct pair *p, uint64_t wr_id, enum ibv_wc_opcode opcode,
+		     uint32_t len, __be32 imm)
+{
+	struct ibv_wc wc;
+
+	if (!expect(p->cq[1], wr_id, IBV_WC_SUCCESS, opcode, &wc))
+		return 0;
+	if (wc.byte_len == len && (imm ? (wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == imm :
+				   !(wc.wc_flags & IBV_WC_WITH_IMM)))
+		return 1;
+	printf("# byte_len %u, wc_flags %#x, imm_data %#x; expected %u, imm_data %#x\n",
+	       wc.byte_len, wc.wc_flags, ntohl(wc.imm_data), len, ntohl(imm));
+	return 0;
+}
+
+static int send_sges(struct pair *p)
+{
+	struct ibv_sge s[3] = { sge(mr_src, src, 100), sge(mr_src, src + 10000, 3000),
+				sge(mr_src, src + 30000, 5000) };
+	struct ibv_sge r[2] = { sge(mr_rcv1, rcv1, 4000), sge(mr_rcv2, rcv2, 8192) };
+	struct ibv_send_wr wr = { .wr_id = 11, .sg_list = s, .num_sge = 3,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+
+	fill(src, BUF_LEN, 1);
+	memcpy(want, src, 100);
+	memcpy(want + 100, src + 10000, 3000);
+	memcpy(want + 3100, src + 30000, 5000);
+	memset(rcv1, 0, RCV1_LEN);
+	memset(rcv2, 0, RCV2_LEN);
+	return post_recv(p->qp[1], 10, r, 2) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
+	       recv_wait(p, 10, IBV_WC_RECV, 8100, 0) &&
+	       same("first receive SGE", rcv1, want, 4000) &&
+	       same("second receive SGE", rcv2, want + 4000, 4100) &&
+	       all("past the first SGE", rcv1 + 4000, RCV1_LEN - 4000, 0) &&
+	       all("past the message", rcv2 + 4100, RCV2_LEN - 4100, 0);
+}
+
+static int send_imm(struct pair *p)
+{
+	struct ibv_sge s = sge(mr_src, src, 32), r = sge(mr_rcv1, rcv1, RCV1_LEN);
+	struct ibv_send_wr wr = { .wr_id = 21, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl(0x12345678) };
+
+	fill(src, 32, 2);
+	memset(rcv1, 0, RCV1_LEN);
+	return post_recv(p->qp[1], 20, &r, 1) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
+	       recv_wait(p, 20, IBV_WC_RECV, 32, htonl(0x12345678)) &&
+	       same("received", rcv1, src, 32);
+}
+
+static int write_read(struct pair *p)
+{
+	struct ibv_sge s = sge(mr_src, src, 20000), r = sge(mr_back, back, 20000);
+	struct ibv_send_wr wr = { .wr_id = 31, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = (uintptr_t)tgt, .rkey = mr_tgt->rkey } };
+
+	fill(src, 20000, 3);
+	memset(tgt, 0, BUF_LEN);
+	memset(back, 0, BUF_LEN);
+	if (!send_wait(p, &wr, IBV_WC_SUCCESS) || !same("written", tgt, src, 20000) ||
+	    !all("past the write", tgt + 20000, 4096, 0))
+		return 0;
+	wr.wr_id = 32;
+	wr.sg_list = &r;
+	wr.opcode = IBV_WR_RDMA_READ;
+	return send_wait(p, &wr, IBV_WC_SUCCESS) && same("read back", back, src, 20000) &&
+	       all("past the read", back + 20000, 4096, 0);
+}
+
+static int write_imm(struct pair *p)
+{
+	struct ibv_sge s = sge(mr_src, src, 4096), r = sge(mr_rcv1, rcv1, 64);
+	struct ibv_send_wr wr = { .wr_id = 41, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabcdef01),
+				  .wr.rdma = { .remote_addr = (uintptr_t)tgt + WIMM_OFF,
+					       .rkey = mr_tgt->rkey } };
+
+	fill(src, 4096, 4);
+	memset(tgt, 0, BUF_LEN);
+	return post_recv(p->qp[1], 40, &r, 1) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
+	       recv_wait(p, 40, IBV_WC_RECV_RDMA_WITH_IMM, 4096, htonl(0xabcdef01)) &&
+	       same("written", tgt + WIMM_OFF, src, 4096) &&
+	       all("before the write", tgt, WIMM_OFF, 0);
+}
+
+static int inline_send(struct pair *p)
+{
+	char msg[64], copy[64];
+	struct ibv_sge s = { .addr = (uintptr_t)msg, .length = 64 }, r = sge(mr_rcv1, rcv1, 1024);
+	struct ibv_send_wr wr = { .wr_id = 51, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE };
+	struct ibv_qp_init_attr qia;
+	struct ibv_qp_attr qa;
+	struct ibv_wc wc;
+
+	if (ibv_query_qp(p->qp[0], &qa, IBV_QP_CAP, &qia) || qa.cap.max_inline_data < 64) {
+		printf("# max_inline_data %u\n", qa.cap.max_inline_data);
+		return 0;
+	}
+	fill(msg, 64, 5);
+	memcpy(copy, msg, 64);
+	memset(rcv1, 0, RCV1_LEN);
+	if (!post_recv(p->qp[1], 50, &r, 1) || !post_send(p->qp[0], &wr))
+		return 0;
+	memset(msg, 0, 64);	/* inline: the data was taken by ibv_post_send */
+	return expect(p->cq[0], 51, IBV_WC_SUCCESS, IBV_WC_SEND, &wc) &&
+	       recv_wait(p, 50, IBV_WC_RECV, 64, 0) && same("received", rcv1, copy, 64);
+}
+
+/* One atomic on tgt's u64: it returns @old and leaves @new. */
+static int atomic(struct pair *p, enum ibv_wr_opcode op, uint64_t compare_add, uint64_t swap,
+		  uint64_t old, uint64_t new)
+{
+	static uint64_t wr_id = 60;
+	struct ibv_sge s = sge(mr_back, back, 8);
+	struct ibv_send_wr wr = { .wr_id = wr_id++, .sg_list = &s, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.atomic = { .remote_addr = (uintptr_t)tgt + ATOMIC_OFF,
+						 .compare_add = compare_add, .swap = swap,
+						 .rkey = mr_tgt->rkey } };
+
+	put64(back, 0xdeadbeef);
+	if (!send_wait(p, &wr, IBV_WC_SUCCESS))
+		return 0;
+	if (get64(back) == old && get64(tgt + ATOMIC_OFF) == new)
+		return 1;
+	printf("# returned %llu, remote %llu; expected %llu, %llu\n",
+	       (unsigned long long)get64(back), (unsigned long long)get64(tgt + ATOMIC_OFF),
+	       (unsigned long long)old, (unsigned long long)new);
+	return 0;
+}
+
+static int atomics(struct pair *p)
+{
+	put64(tgt + ATOMIC_OFF, 100);
+	return atomic(p, IBV_WR_ATOMIC_FETCH_AND_ADD, 5, 0, 100, 105) &&
+	       atomic(p, IBV_WR_ATOMIC_CMP_AND_SWP, 105, 7, 105, 7) &&
+	       atomic(p, IBV_WR_ATOMIC_CMP_AND_SWP, 105, 9, 7, 7);
+}
+
+static int unsignalled(struct pair *p)
+{
+	struct ibv_send_wr wr[3];
+	struct ibv_sge s[3], r[3];
+	struct ibv_wc wc;
+	int i, ok = 1;
+
+	fill(src, 48, 6);
+	memset(rcv1, 0, RCV1_LEN);
+	for (i = 0; i < 3; i++) {
+		r[i] = sge(mr_rcv1, rcv1 + i * 1024, 1024);
+		ok &= post_recv(p->qp[1], 70 + i, &r[i], 1);
+		s[i] = sge(mr_src, src + i * 16, 16);
+		wr[i] = (struct ibv_send_wr){ .wr_id = 75 + i, .next = i < 2 ? &wr[i + 1] : NULL,
+					      .sg_list = &s[i], .num_sge = 1, .opcode = IBV_WR_SEND,
+					      .send_flags = i == 2 ? IBV_SEND_SIGNALED : 0 };
+	}
+	if (!ok || !post_send(p->qp[0], wr))
+		return 0;
+	for (i = 0; i < 3 && ok; i++)
+		ok = recv_wait(p, 70 + i, IBV_WC_RECV, 16, 0) &&
+		     same("received", rcv1 + i * 1024, src + i * 16, 16);
+	ok = ok && expect(p->cq[0], 77, IBV_WC_SUCCESS, IBV_WC_SEND, &wc);
+	if (ok && poll_one(p->cq[0], &wc, 0.2)) {
+		printf("# another send completion: wr %llu\n", (unsigned long long)wc.wr_id);
+		return 0;
+	}
+	return ok;
+}
+
+/* After an error, A is in the error state: what it is given next is flushed. */
+static int flushed(struct pair *p)
+{
+	struct ibv_sge s = sge(mr_src, src, 16);
+	struct ibv_send_wr wr = { .wr_id = 99, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+
+	return send_wait(p, &wr, IBV_WC_WR_FLUSH_ERR);
+}
+
+static int bad_rkey(struct pair *p)
+{
+	struct ibv_sge s = sge(mr_src, src, 4096);
+	struct ibv_send_wr wr = { .wr_id = 81, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = (uintptr_t)tgt,
+					       .rkey = mr_tgt->rkey ^ 0x1000 } };
+
+	fill(src, 4096, 8);
+	memset(tgt, 0x5a, 4096);
+	return send_wait(p, &wr, IBV_WC_REM_ACCESS_ERR) && all("target", tgt, 4096, 0x5a) &&
+	       flushed(p);
+}
+
+static int bad_lkey(struct pair *p)
+{
+	struct ibv_sge s = sge(mr_src, src, 4096), r = sge(mr_rcv1, rcv1, RCV1_LEN);
+	struct ibv_send_wr wr = { .wr_id = 83, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+
+	s.lkey ^= 0x1000;
+	return post_recv(p->qp[1], 82, &r, 1) && send_wait(p, &wr, IBV_WC_LOC_PROT_ERR) &&
+	       flushed(p);
+}
+
+static int read_beyond(struct pair *p)
+{
+	struct ibv_sge s = sge(mr_back, back, 4096);
+	struct ibv_send_wr wr = { .wr_id = 85, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = (uintptr_t)tgt + BUF_LEN - 100,
+					       .rkey = mr_tgt->rkey } };
+
+	memset(back, 0x33, 4096);
+	return send_wait(p, &wr, IBV_WC_REM_ACCESS_ERR) && all("read buffer", back, 4096, 0x33) &&
+	       flushed(p);
+}
+
+/* A third QP on A's CQ, connected to no QP: 1 + 2 retries of 67 ms each. */
+static int peer_gone(struct pair *p)
+{
+	struct ibv_qp *qp = create_qp(p->cq[0]);
+	struct ibv_sge s = sge(mr_src, src, 64);
+	struct ibv_send_wr wr = { .wr_id = 91, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	double start = now();
+	struct ibv_wc wc;
+	int ok;
+
+	ok = qp && connect_qp(qp, BAD_QPN, 14, 2) && post_send(qp, &wr) &&
+	     expect(p->cq[0], 91, IBV_WC_RETRY_EXC_ERR, IBV_WC_SEND, &wc);
+	printf("# %.2f s\n", now() - start);
+	ok = ok && now() - start >= 0.1;
+	if (qp)
+		ok &= !ibv_destroy_qp(qp);
+	return ok;
+}
+
+static const struct {
+	int (*run)(struct pair *p);
+	int breaks;	/* needs fresh QPs, and leaves them in the error state */
+	const char *what;
+} checks[] = {
+	{ send_sges, 0, "SEND of 3 SGEs, 8100 bytes, into a receive of 2 SGEs in 2 MRs" },
+	{ send_imm, 0, "SEND with immediate: the receive has IBV_WC_WITH_IMM and the value" },
+	{ write_read, 0, "RDMA WRITE of 20000 bytes, RDMA READ of them back" },
+	{ write_imm, 0, "RDMA WRITE with immediate: written, and B's receive has the value" },
+	{ inline_send, 0, "inline SEND of 64 bytes, taken when posted" },
+	{ atomics, 0, "fetch and add, compare and swap, a compare that fails" },
+	{ unsignalled, 0, "3 SENDs, the last signalled: 1 send and 3 receive completions" },
+	{ bad_rkey, 1, "RDMA WRITE with a wrong rkey: REM_ACCESS_ERR, target intact, then flush" },
+	{ bad_lkey, 1, "SEND with a wrong lkey: LOC_PROT_ERR, then flush" },
+	{ read_beyond, 1, "RDMA READ past the remote MR: REM_ACCESS_ERR, then flush" },
+	{ peer_gone, 0, "SEND to a QP number that does not exist: RETRY_EXC_ERR" },
+};
+
+int main(int argc, char **argv)
+{
+	struct pair p = { 0 };
+	int fresh = 0, ok;
+	size_t i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(checks) + 2);
+	ctx = open_device(argv[1]);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	mr_src = pd ? ibv_reg_mr(pd, src, BUF_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	mr_back = pd ? ibv_reg_mr(pd, back, BUF_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	mr_rcv1 = pd ? ibv_reg_mr(pd, rcv1, RCV1_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	mr_rcv2 = pd ? ibv_reg_mr(pd, rcv2, RCV2_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	mr_tgt = pd ? ibv_reg_mr(pd, tgt, BUF_LEN, RIGHTS) : NULL;
+	ok = mr_src && mr_back && mr_rcv1 && mr_rcv2 && mr_tgt &&
+	     (gid_index = ipv4_gid()) >= 0 && make_pair(&p);
+	report(ok, "open the device, register 5 MRs, find the IPv4 GID, connect 2 RC QPs");
+	if (!ok)
+		return 1;
+
+	for (i = 0; i < ARRAY_SIZE(checks); i++) {
+		ok = 1;
+		if (fresh || checks[i].breaks) {
+			destroy_pair(&p);
+			ok = make_pair(&p);
+		}
+		ok = ok && checks[i].run(&p);
+		report(ok, checks[i].what);
+		/* What a failed case leaves behind must not disturb the next. */
+		fresh = !ok || checks[i].breaks;
+	}
+
+	ok = destroy_pair(&p) && !ibv_dereg_mr(mr_src) && !ibv_dereg_mr(mr_back) &&
+	     !ibv_dereg_mr(mr_rcv1) && !ibv_dereg_mr(mr_rcv2) && !ibv_dereg_mr(mr_tgt) &&
+	     !ibv_dealloc_pd(pd) && !ibv_close_device(ctx);
+	report(ok, "destroy the QPs, CQs, MRs and PD, close the device");
+	return failed ? 1 : 0;
+}
