@@ -300,8 +300,8 @@ impl QpChange {
                 rnr_retry: a.rnr_retry,
             },
             cur_state: state(a.cur_qp_state, QpMask::CUR_STATE)?,
-            // SAFETY: With `IB_QP_AV`, ib_core resolved the source GID.
             av: if mask.has(QpMask::AV) {
+                // SAFETY: With `IB_QP_AV`, ib_core resolved the source GID.
                 Some(unsafe { Av::from_raw(&a.ah_attr) }?)
             } else {
                 None

@@ -326,7 +326,7 @@ pub(crate) struct Wc {
 
 impl Wc {
     /// The bytes of the `struct ib_uverbs_wc`.
-    pub(crate) fn to_bytes(&self) -> [u8; USER_WC_SIZE as usize] {
+    pub(crate) fn to_bytes(self) -> [u8; USER_WC_SIZE as usize] {
         type W = bindings::ib_uverbs_wc;
         let mut b = [0u8; USER_WC_SIZE as usize];
         let mut put = |at: usize, v: &[u8]| b[at..at + v.len()].copy_from_slice(v);

@@ -169,7 +169,6 @@ impl Qp {
             }),
             GFP_KERNEL,
         )
-        .map_err(Error::from)
         .and_then(|core| {
             dev.data().qp_map().insert(qpn, core.clone())?;
             Ok(core)

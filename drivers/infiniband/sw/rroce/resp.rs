@@ -108,11 +108,13 @@ impl Responder {
 
 /// Sends an ACK or NAK for `psn`.
 fn send_ack(dev: &Device<RroceDevice>, qp: &QpCore, inner: &QpInner, psn: Psn, syndrome: Syndrome) {
-    let mut ext = ExtHeaders::default();
-    ext.aeth = Some(Aeth {
-        syndrome,
-        msn: inner.resp.msn & MSN_MASK,
-    });
+    let ext = ExtHeaders {
+        aeth: Some(Aeth {
+            syndrome,
+            msn: inner.resp.msn & MSN_MASK,
+        }),
+        ..Default::default()
+    };
     let headers = Headers {
         bth: qp.bth(inner.attr.dest_qpn, Opcode::RcAck, psn),
         ext,
@@ -513,12 +515,14 @@ fn read(
 }
 
 fn send_atomic_ack(dev: &Device<RroceDevice>, qp: &QpCore, inner: &QpInner, psn: Psn, orig: u64) {
-    let mut ext = ExtHeaders::default();
-    ext.aeth = Some(Aeth {
-        syndrome: ack(),
-        msn: inner.resp.msn & MSN_MASK,
-    });
-    ext.atomic_ack = Some(AtomicAckEth { orig });
+    let ext = ExtHeaders {
+        aeth: Some(Aeth {
+            syndrome: ack(),
+            msn: inner.resp.msn & MSN_MASK,
+        }),
+        atomic_ack: Some(AtomicAckEth { orig }),
+        ..Default::default()
+    };
     let headers = Headers {
         bth: qp.bth(inner.attr.dest_qpn, Opcode::RcAtomicAck, psn),
         ext,

@@ -1,21 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The RC data path through unmodified libibverbs and its rxe provider, with
- * two RC QPs of one device connected to each other over loopback (the RoCE
- * v2 GID of the VM's IPv4 address, MTU 1024): A posts, B receives or is the
- * target. Every data check compares bytes, every wait is bounded (10 s).
- *
- *  - SEND of 3 SGEs (8100 bytes, 8 packets) into a receive of 2 SGEs in 2 MRs;
- *  - SEND with immediate data;
- *  - RDMA WRITE of 20000 bytes, read back by an RDMA READ;
- *  - RDMA WRITE with immediate data: B's receive completes with it;
- *  - inline SEND: the data is taken when posted;
- *  - fetch-and-add and compare-and-swap, with a compare that fails;
- *  - unsignalled SENDs: only the signalled one completes on A;
- *  - on fresh QPs: a wrong rkey and a read beyond the remote MR are remote
- *    access errors, a wrong lkey a local protection error, and after each
- *    error what A posts next is flushed;
- *  - a QP connected to a QP number that does not exist: retries exhausted.
+ * The RC data path through unmodified libibverbs and its rxe provider: two RC
+ * QPs of one device, A and B, connected over loopback (the RoCE v2 GID of the
+ * VM's IPv4 address, MTU 1024). SEND of 3 SGEs into 2, with immediate, inline;
+ * RDMA WRITE and READ back, WRITE with immediate; fetch-and-add and
+ * compare-and-swap; unsignalled SENDs. On fresh QPs: wrong rkey, wrong lkey
+ * and a READ past the remote MR fail as they should and flush what follows;
+ * a QP connected to nowhere exhausts its retries. Data is compared byte for
+ * byte; every wait gives up after 10 s.
  *
  * Usage: verbs_data DEVICE.  Prints KTAP; exits 0 if every case passed.
  */
@@ -24,7 +16,6 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,19 +28,24 @@
 #define BUF_LEN 65536
 #define RCV1_LEN 4096
 #define RCV2_LEN 16384
-#define WIMM_OFF 24576		/* in tgt: RDMA WRITE with immediate */
+#define WIMM_OFF 24576		/* in tgt: the RDMA WRITE with immediate */
 #define ATOMIC_OFF 32768	/* in tgt: the u64 of the atomics */
-#define BAD_QPN 0xfffff0	/* 24 bits, but rroce numbers QPs below 65536 */
+#define BAD_QPN 0xfffff0	/* 24 bits, but rroce numbers its QPs below 65536 */
 #define RIGHTS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-/* A sends from src and reads into back; B receives into rcv1, rcv2 and is written in tgt. */
+typedef uint64_t __attribute__((may_alias)) u64_any;
+
+/* A sends from src and reads into back; B receives in rcv1, rcv2; tgt is B's. */
 static char src[BUF_LEN] __attribute__((aligned(4096)));
 static char back[BUF_LEN] __attribute__((aligned(4096)));
 static char rcv1[RCV1_LEN] __attribute__((aligned(4096)));
 static char rcv2[RCV2_LEN] __attribute__((aligned(4096)));
 static char tgt[BUF_LEN] __attribute__((aligned(4096)));
 static char want[BUF_LEN];
+#define SGE(mr, buf, len) ((struct ibv_sge){ (uintptr_t)(buf), (len), (mr)->lkey })
+#define REMOTE64 (*(u64_any *)(tgt + ATOMIC_OFF))
+#define BACK64 (*(u64_any *)back)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -71,7 +67,7 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Bytes that differ from one offset to the next, so misplaced data shows. */
+/* Bytes that change from one offset to the next, so misplaced data shows. */
 static void fill(char *buf, size_t len, uint32_t seed)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -98,30 +94,10 @@ static int all(const char *what, const char *buf, size_t len, int byte)
 	return same(what, buf, want, len);
 }
 
-static uint64_t get64(const void *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void put64(void *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static struct ibv_sge sge(struct ibv_mr *mr, char *addr, uint32_t len)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey };
-
-	return s;
-}
-
 /*
  * The index of the RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d) on port 1.
- * ib_core fills the GID table asynchronously once the device is added: wait
- * up to 5 s for it.
+ * ib_core fills the table asynchronously once the device is added: wait up
+ * to 5 s for it.
  */
 static int ipv4_gid(void)
 {
@@ -131,15 +107,14 @@ static int ipv4_gid(void)
 	uint32_t i;
 
 	do {
-		for (i = 0; i < 64; i++) {
-			if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
-			    e.gid_type != IBV_GID_TYPE_ROCE_V2 || memcmp(e.gid.raw, v4, sizeof(v4)))
-				continue;
-			printf("# GID %u: ::ffff:%d.%d.%d.%d\n", i, e.gid.raw[12], e.gid.raw[13],
-			       e.gid.raw[14], e.gid.raw[15]);
-			gid = e.gid;
-			return i;
-		}
+		for (i = 0; i < 64; i++)
+			if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) &&
+			    e.gid_type == IBV_GID_TYPE_ROCE_V2 && !memcmp(e.gid.raw, v4, 12)) {
+				printf("# GID %u: ::ffff:%d.%d.%d.%d\n", i, e.gid.raw[12],
+				       e.gid.raw[13], e.gid.raw[14], e.gid.raw[15]);
+				gid = e.gid;
+				return i;
+			}
 		usleep(100000);
 	} while (now() < end);
 	printf("# no RoCE v2 GID of an IPv4 address on port 1\n");
@@ -149,17 +124,9 @@ static int ipv4_gid(void)
 static struct ibv_qp *create_qp(struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr a = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 0,
-		.cap = {
-			.max_send_wr = 64,
-			.max_recv_wr = 64,
-			.max_send_sge = 4,
-			.max_recv_sge = 4,
-			.max_inline_data = 256,
-		},
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
+			 .max_recv_sge = 4, .max_inline_data = 256 },
 	};
 
 	return ibv_create_qp(pd, &a);
@@ -169,37 +136,26 @@ static struct ibv_qp *create_qp(struct ibv_cq *cq)
 static int connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint8_t timeout, uint8_t retry_cnt)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC,
+		.path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn, .rq_psn = 0x100,
+		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid,
+			     .sgid_index = gid_index, .hop_limit = 64 } },
+		.timeout = timeout, .retry_cnt = retry_cnt, .rnr_retry = 7, .sq_psn = 0x100,
+		.max_rd_atomic = 16,
 	};
 	int err;
 
+	/* Each transition reads only the attributes of its mask. */
 	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			    IBV_QP_ACCESS_FLAGS);
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = 0x100;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
 	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = retry_cnt;
-	a.rnr_retry = 7;
-	a.sq_psn = 0x100;
-	a.max_rd_atomic = 16;
 	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (err)
@@ -226,13 +182,10 @@ static int destroy_pair(struct pair *p)
 	int ok = 1;
 
 	for (int i = 0; i < 2; i++) {
-		if (p->qp[i])
-			ok &= !ibv_destroy_qp(p->qp[i]);
-		if (p->cq[i])
-			ok &= !ibv_destroy_cq(p->cq[i]);
-		p->qp[i] = NULL;
-		p->cq[i] = NULL;
+		ok &= !p->qp[i] || !ibv_destroy_qp(p->qp[i]);
+		ok &= !p->cq[i] || !ibv_destroy_cq(p->cq[i]);
 	}
+	memset(p, 0, sizeof(*p));
 	return ok;
 }
 
@@ -276,14 +229,15 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
 };
 
-/* A signalled work request of @op on the @n SGEs at @s; RDMA ones go to @remote in tgt. */
+/* A signalled work request of @op on the @n SGEs at @s; an RDMA one to @remote of tgt. */
 static struct ibv_send_wr wr_of(uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_sge *s, int n,
 				char *remote)
 {
-	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = s, .num_sge = n, .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = (uintptr_t)remote,
-					       .rkey = mr_tgt->rkey } };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = s, .num_sge = n, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)remote, .rkey = mr_tgt->rkey },
+	};
 
 	return wr;
 }
@@ -317,7 +271,7 @@ static int send_wait(struct pair *p, struct ibv_send_wr *wr, enum ibv_wc_status 
 	       expect(p->cq[0], wr->wr_id, status, wc_opcode[wr->opcode], &wc);
 }
 
-/* B's receive @wr_id completes by @opcode with @len bytes (and @imm, if not 0). */
+/* B's receive @wr_id completes by @opcode with @len bytes, and @imm unless it is 0. */
 static int recv_wait(struct pair *p, uint64_t wr_id, enum ibv_wc_opcode opcode,
 		     uint32_t len, __be32 imm)
 {
@@ -325,8 +279,8 @@ static int recv_wait(struct pair *p, uint64_t wr_id, enum ibv_wc_opcode opcode,
 
 	if (!expect(p->cq[1], wr_id, IBV_WC_SUCCESS, opcode, &wc))
 		return 0;
-	if (wc.byte_len == len && (imm ? (wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == imm :
-				   !(wc.wc_flags & IBV_WC_WITH_IMM)))
+	if (wc.byte_len == len && !(wc.wc_flags & IBV_WC_WITH_IMM) == !imm &&
+	    (!imm || wc.imm_data == imm))
 		return 1;
 	printf("# byte_len %u, wc_flags %#x, imm_data %#x; expected %u, imm_data %#x\n",
 	       wc.byte_len, wc.wc_flags, ntohl(wc.imm_data), len, ntohl(imm));
@@ -335,21 +289,21 @@ static int recv_wait(struct pair *p, uint64_t wr_id, enum ibv_wc_opcode opcode,
 
 static int send_sges(struct pair *p)
 {
-	struct ibv_sge s[3] = { sge(mr_src, src, 100), sge(mr_src, src + 10000, 3000),
-				sge(mr_src, src + 30000, 5000) };
-	struct ibv_sge r[2] = { sge(mr_rcv1, rcv1, 4000), sge(mr_rcv2, rcv2, 8192) };
-	struct ibv_send_wr wr = { .wr_id = 11, .sg_list = s, .num_sge = 3,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge s[3] = { SGE(mr_src, src, 100), SGE(mr_src, src + 10000, 3000),
+				SGE(mr_src, src + 30000, 5000) };
+	struct ibv_sge r[2] = { SGE(mr_rcv1, rcv1, 4000), SGE(mr_rcv2, rcv2, 8192) };
+	struct ibv_send_wr wr = wr_of(11, IBV_WR_SEND, s, 3, NULL);
 
 	fill(src, BUF_LEN, 1);
+	memset(rcv1, 0, RCV1_LEN);
+	memset(rcv2, 0, RCV2_LEN);
+	if (!post_recv(p->qp[1], 10, r, 2) || !send_wait(p, &wr, IBV_WC_SUCCESS) ||
+	    !recv_wait(p, 10, IBV_WC_RECV, 8100, 0))
+		return 0;
 	memcpy(want, src, 100);
 	memcpy(want + 100, src + 10000, 3000);
 	memcpy(want + 3100, src + 30000, 5000);
-	memset(rcv1, 0, RCV1_LEN);
-	memset(rcv2, 0, RCV2_LEN);
-	return post_recv(p->qp[1], 10, r, 2) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
-	       recv_wait(p, 10, IBV_WC_RECV, 8100, 0) &&
-	       same("first receive SGE", rcv1, want, 4000) &&
+	return same("first receive SGE", rcv1, want, 4000) &&
 	       same("second receive SGE", rcv2, want + 4000, 4100) &&
 	       all("past the first SGE", rcv1 + 4000, RCV1_LEN - 4000, 0) &&
 	       all("past the message", rcv2 + 4100, RCV2_LEN - 4100, 0);
@@ -357,11 +311,10 @@ static int send_sges(struct pair *p)
 
 static int send_imm(struct pair *p)
 {
-	struct ibv_sge s = sge(mr_src, src, 32), r = sge(mr_rcv1, rcv1, RCV1_LEN);
-	struct ibv_send_wr wr = { .wr_id = 21, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
-				  .imm_data = htonl(0x12345678) };
+	struct ibv_sge s = SGE(mr_src, src, 32), r = SGE(mr_rcv1, rcv1, RCV1_LEN);
+	struct ibv_send_wr wr = wr_of(21, IBV_WR_SEND_WITH_IMM, &s, 1, NULL);
 
+	wr.imm_data = htonl(0x12345678);
 	fill(src, 32, 2);
 	memset(rcv1, 0, RCV1_LEN);
 	return post_recv(p->qp[1], 20, &r, 1) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
@@ -371,33 +324,25 @@ static int send_imm(struct pair *p)
 
 static int write_read(struct pair *p)
 {
-	struct ibv_sge s = sge(mr_src, src, 20000), r = sge(mr_back, back, 20000);
-	struct ibv_send_wr wr = { .wr_id = 31, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = (uintptr_t)tgt, .rkey = mr_tgt->rkey } };
+	struct ibv_sge s = SGE(mr_src, src, 20000), r = SGE(mr_back, back, 20000);
+	struct ibv_send_wr wr = wr_of(31, IBV_WR_RDMA_WRITE, &s, 1, tgt);
+	struct ibv_send_wr rd = wr_of(32, IBV_WR_RDMA_READ, &r, 1, tgt);
 
 	fill(src, 20000, 3);
 	memset(tgt, 0, BUF_LEN);
 	memset(back, 0, BUF_LEN);
-	if (!send_wait(p, &wr, IBV_WC_SUCCESS) || !same("written", tgt, src, 20000) ||
-	    !all("past the write", tgt + 20000, 4096, 0))
-		return 0;
-	wr.wr_id = 32;
-	wr.sg_list = &r;
-	wr.opcode = IBV_WR_RDMA_READ;
-	return send_wait(p, &wr, IBV_WC_SUCCESS) && same("read back", back, src, 20000) &&
+	return send_wait(p, &wr, IBV_WC_SUCCESS) && same("written", tgt, src, 20000) &&
+	       all("past the write", tgt + 20000, 4096, 0) &&
+	       send_wait(p, &rd, IBV_WC_SUCCESS) && same("read back", back, src, 20000) &&
 	       all("past the read", back + 20000, 4096, 0);
 }
 
 static int write_imm(struct pair *p)
 {
-	struct ibv_sge s = sge(mr_src, src, 4096), r = sge(mr_rcv1, rcv1, 64);
-	struct ibv_send_wr wr = { .wr_id = 41, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-				  .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabcdef01),
-				  .wr.rdma = { .remote_addr = (uintptr_t)tgt + WIMM_OFF,
-					       .rkey = mr_tgt->rkey } };
+	struct ibv_sge s = SGE(mr_src, src, 4096), r = SGE(mr_rcv1, rcv1, 64);
+	struct ibv_send_wr wr = wr_of(41, IBV_WR_RDMA_WRITE_WITH_IMM, &s, 1, tgt + WIMM_OFF);
 
+	wr.imm_data = htonl(0xabcdef01);
 	fill(src, 4096, 4);
 	memset(tgt, 0, BUF_LEN);
 	return post_recv(p->qp[1], 40, &r, 1) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
@@ -409,53 +354,53 @@ static int write_imm(struct pair *p)
 static int inline_send(struct pair *p)
 {
 	char msg[64], copy[64];
-	struct ibv_sge s = { .addr = (uintptr_t)msg, .length = 64 }, r = sge(mr_rcv1, rcv1, 1024);
-	struct ibv_send_wr wr = { .wr_id = 51, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE };
+	struct ibv_sge s = { .addr = (uintptr_t)msg, .length = 64 }, r = SGE(mr_rcv1, rcv1, 1024);
+	struct ibv_send_wr wr = wr_of(51, IBV_WR_SEND, &s, 1, NULL);
 	struct ibv_qp_init_attr qia;
-	struct ibv_qp_attr qa;
+	struct ibv_qp_attr qa = { 0 };
 	struct ibv_wc wc;
 
 	if (ibv_query_qp(p->qp[0], &qa, IBV_QP_CAP, &qia) || qa.cap.max_inline_data < 64) {
 		printf("# max_inline_data %u\n", qa.cap.max_inline_data);
 		return 0;
 	}
+	wr.send_flags |= IBV_SEND_INLINE;
 	fill(msg, 64, 5);
 	memcpy(copy, msg, 64);
 	memset(rcv1, 0, RCV1_LEN);
 	if (!post_recv(p->qp[1], 50, &r, 1) || !post_send(p->qp[0], &wr))
 		return 0;
-	memset(msg, 0, 64);	/* inline: the data was taken by ibv_post_send */
+	memset(msg, 0, 64);	/* inline: ibv_post_send took the data */
 	return expect(p->cq[0], 51, IBV_WC_SUCCESS, IBV_WC_SEND, &wc) &&
 	       recv_wait(p, 50, IBV_WC_RECV, 64, 0) && same("received", rcv1, copy, 64);
 }
 
-/* One atomic on tgt's u64: it returns @old and leaves @new. */
+/* An atomic on tgt's u64 that returns @old and leaves @new there. */
 static int atomic(struct pair *p, enum ibv_wr_opcode op, uint64_t compare_add, uint64_t swap,
 		  uint64_t old, uint64_t new)
 {
 	static uint64_t wr_id = 60;
-	struct ibv_sge s = sge(mr_back, back, 8);
-	struct ibv_send_wr wr = { .wr_id = wr_id++, .sg_list = &s, .num_sge = 1, .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED,
-				  .wr.atomic = { .remote_addr = (uintptr_t)tgt + ATOMIC_OFF,
-						 .compare_add = compare_add, .swap = swap,
-						 .rkey = mr_tgt->rkey } };
+	struct ibv_sge s = SGE(mr_back, back, 8);
+	struct ibv_send_wr wr = wr_of(wr_id++, op, &s, 1, NULL);
 
-	put64(back, 0xdeadbeef);
+	wr.wr.atomic.remote_addr = (uintptr_t)&REMOTE64;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	wr.wr.atomic.rkey = mr_tgt->rkey;
+	BACK64 = 0xdeadbeef;
 	if (!send_wait(p, &wr, IBV_WC_SUCCESS))
 		return 0;
-	if (get64(back) == old && get64(tgt + ATOMIC_OFF) == new)
+	if (BACK64 == old && REMOTE64 == new)
 		return 1;
 	printf("# returned %llu, remote %llu; expected %llu, %llu\n",
-	       (unsigned long long)get64(back), (unsigned long long)get64(tgt + ATOMIC_OFF),
+	       (unsigned long long)BACK64, (unsigned long long)REMOTE64,
 	       (unsigned long long)old, (unsigned long long)new);
 	return 0;
 }
 
 static int atomics(struct pair *p)
 {
-	put64(tgt + ATOMIC_OFF, 100);
+	REMOTE64 = 100;
 	return atomic(p, IBV_WR_ATOMIC_FETCH_AND_ADD, 5, 0, 100, 105) &&
 	       atomic(p, IBV_WR_ATOMIC_CMP_AND_SWP, 105, 7, 105, 7) &&
 	       atomic(p, IBV_WR_ATOMIC_CMP_AND_SWP, 105, 9, 7, 7);
@@ -471,44 +416,41 @@ static int unsignalled(struct pair *p)
 	fill(src, 48, 6);
 	memset(rcv1, 0, RCV1_LEN);
 	for (i = 0; i < 3; i++) {
-		r[i] = sge(mr_rcv1, rcv1 + i * 1024, 1024);
+		r[i] = SGE(mr_rcv1, rcv1 + i * 1024, 1024);
 		ok &= post_recv(p->qp[1], 70 + i, &r[i], 1);
-		s[i] = sge(mr_src, src + i * 16, 16);
-		wr[i] = (struct ibv_send_wr){ .wr_id = 75 + i, .next = i < 2 ? &wr[i + 1] : NULL,
-					      .sg_list = &s[i], .num_sge = 1, .opcode = IBV_WR_SEND,
-					      .send_flags = i == 2 ? IBV_SEND_SIGNALED : 0 };
+		s[i] = SGE(mr_src, src + i * 16, 16);
+		wr[i] = wr_of(75 + i, IBV_WR_SEND, &s[i], 1, NULL);
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+		wr[i].send_flags = i < 2 ? 0 : IBV_SEND_SIGNALED;
 	}
 	if (!ok || !post_send(p->qp[0], wr))
 		return 0;
 	for (i = 0; i < 3 && ok; i++)
 		ok = recv_wait(p, 70 + i, IBV_WC_RECV, 16, 0) &&
 		     same("received", rcv1 + i * 1024, src + i * 16, 16);
-	ok = ok && expect(p->cq[0], 77, IBV_WC_SUCCESS, IBV_WC_SEND, &wc);
-	if (ok && poll_one(p->cq[0], &wc, 0.2)) {
-		printf("# another send completion: wr %llu\n", (unsigned long long)wc.wr_id);
+	if (!ok || !expect(p->cq[0], 77, IBV_WC_SUCCESS, IBV_WC_SEND, &wc))
 		return 0;
-	}
-	return ok;
+	if (!poll_one(p->cq[0], &wc, 0.2))
+		return 1;
+	printf("# another send completion: wr %llu\n", (unsigned long long)wc.wr_id);
+	return 0;
 }
 
-/* After an error, A is in the error state: what it is given next is flushed. */
+/* After an error A is in the error state: what it is given next is flushed. */
 static int flushed(struct pair *p)
 {
-	struct ibv_sge s = sge(mr_src, src, 16);
-	struct ibv_send_wr wr = { .wr_id = 99, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge s = SGE(mr_src, src, 16);
+	struct ibv_send_wr wr = wr_of(99, IBV_WR_SEND, &s, 1, NULL);
 
 	return send_wait(p, &wr, IBV_WC_WR_FLUSH_ERR);
 }
 
 static int bad_rkey(struct pair *p)
 {
-	struct ibv_sge s = sge(mr_src, src, 4096);
-	struct ibv_send_wr wr = { .wr_id = 81, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = (uintptr_t)tgt,
-					       .rkey = mr_tgt->rkey ^ 0x1000 } };
+	struct ibv_sge s = SGE(mr_src, src, 4096);
+	struct ibv_send_wr wr = wr_of(81, IBV_WR_RDMA_WRITE, &s, 1, tgt);
 
+	wr.wr.rdma.rkey ^= 0x1000;
 	fill(src, 4096, 8);
 	memset(tgt, 0x5a, 4096);
 	return send_wait(p, &wr, IBV_WC_REM_ACCESS_ERR) && all("target", tgt, 4096, 0x5a) &&
@@ -517,9 +459,8 @@ static int bad_rkey(struct pair *p)
 
 static int bad_lkey(struct pair *p)
 {
-	struct ibv_sge s = sge(mr_src, src, 4096), r = sge(mr_rcv1, rcv1, RCV1_LEN);
-	struct ibv_send_wr wr = { .wr_id = 83, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge s = SGE(mr_src, src, 4096), r = SGE(mr_rcv1, rcv1, RCV1_LEN);
+	struct ibv_send_wr wr = wr_of(83, IBV_WR_SEND, &s, 1, NULL);
 
 	s.lkey ^= 0x1000;
 	return post_recv(p->qp[1], 82, &r, 1) && send_wait(p, &wr, IBV_WC_LOC_PROT_ERR) &&
@@ -528,40 +469,34 @@ static int bad_lkey(struct pair *p)
 
 static int read_beyond(struct pair *p)
 {
-	struct ibv_sge s = sge(mr_back, back, 4096);
-	struct ibv_send_wr wr = { .wr_id = 85, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = (uintptr_t)tgt + BUF_LEN - 100,
-					       .rkey = mr_tgt->rkey } };
+	struct ibv_sge s = SGE(mr_back, back, 4096);
+	struct ibv_send_wr wr = wr_of(85, IBV_WR_RDMA_READ, &s, 1, tgt + BUF_LEN - 100);
 
 	memset(back, 0x33, 4096);
 	return send_wait(p, &wr, IBV_WC_REM_ACCESS_ERR) && all("read buffer", back, 4096, 0x33) &&
 	       flushed(p);
 }
 
-/* A third QP on A's CQ, connected to no QP: 1 + 2 retries of 67 ms each. */
+/* A third QP, on A's CQ, connected to no QP: 1 + 2 tries of 67 ms (timeout 14). */
 static int peer_gone(struct pair *p)
 {
 	struct ibv_qp *qp = create_qp(p->cq[0]);
-	struct ibv_sge s = sge(mr_src, src, 64);
-	struct ibv_send_wr wr = { .wr_id = 91, .sg_list = &s, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge s = SGE(mr_src, src, 64);
+	struct ibv_send_wr wr = wr_of(91, IBV_WR_SEND, &s, 1, NULL);
 	double start = now();
 	struct ibv_wc wc;
 	int ok;
 
 	ok = qp && connect_qp(qp, BAD_QPN, 14, 2) && post_send(qp, &wr) &&
 	     expect(p->cq[0], 91, IBV_WC_RETRY_EXC_ERR, IBV_WC_SEND, &wc);
-	printf("# %.2f s\n", now() - start);
+	printf("# after %.2f s\n", now() - start);
 	ok = ok && now() - start >= 0.1;
-	if (qp)
-		ok &= !ibv_destroy_qp(qp);
-	return ok;
+	return (!qp || !ibv_destroy_qp(qp)) && ok;
 }
 
 static const struct {
 	int (*run)(struct pair *p);
-	int breaks;	/* needs fresh QPs, and leaves them in the error state */
+	int breaks;	/* wants fresh QPs, and leaves them in the error state */
 	const char *what;
 } checks[] = {
 	{ send_sges, 0, "SEND of 3 SGEs, 8100 bytes, into a receive of 2 SGEs in 2 MRs" },
@@ -571,9 +506,9 @@ static const struct {
 	{ inline_send, 0, "inline SEND of 64 bytes, taken when posted" },
 	{ atomics, 0, "fetch and add, compare and swap, a compare that fails" },
 	{ unsignalled, 0, "3 SENDs, the last signalled: 1 send and 3 receive completions" },
-	{ bad_rkey, 1, "RDMA WRITE with a wrong rkey: REM_ACCESS_ERR, target intact, then flush" },
-	{ bad_lkey, 1, "SEND with a wrong lkey: LOC_PROT_ERR, then flush" },
-	{ read_beyond, 1, "RDMA READ past the remote MR: REM_ACCESS_ERR, then flush" },
+	{ bad_rkey, 1, "RDMA WRITE with a wrong rkey: REM_ACCESS_ERR, target intact, flush" },
+	{ bad_lkey, 1, "SEND with a wrong lkey: LOC_PROT_ERR, flush" },
+	{ read_beyond, 1, "RDMA READ past the remote MR: REM_ACCESS_ERR, nothing read, flush" },
 	{ peer_gone, 0, "SEND to a QP number that does not exist: RETRY_EXC_ERR" },
 };
 
