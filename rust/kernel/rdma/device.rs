@@ -13,7 +13,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
-    object::Object, qp::write_cap, Access, DeviceAttr, LinkLayer, PortAttr, PortEvent,
+    object::Object, qp::write_cap, Access, Av, DeviceAttr, LinkLayer, PortAttr, PortEvent,
     PortImmutable, QpAttr, QpCaps, QpChange, QpInit, UData,
 };
 use crate::{
@@ -44,6 +44,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type Mr: Send + Sync;
     /// Per-queue-pair data.
     type Qp: Send + Sync;
+    /// Per-address-handle data.
+    type Ah: Send + Sync;
 
     /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
     /// provider library by it.
@@ -102,6 +104,15 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
     /// A QP's attributes and capacities.
     fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
+    /// A new address handle for userspace, whose response `udata` carries.
+    fn create_user_ah(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        av: &Av,
+        udata: &UData<'_>,
+    ) -> Result<Self::Ah>;
+    /// Destroys an address handle; its data is handed back to be dropped.
+    fn destroy_ah(dev: &Device<Self>, ah: Self::Ah);
     /// Runs a user QP's send queue: the rxe provider's doorbell, a
     /// POST_SEND command without work requests.
     fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;
@@ -531,6 +542,7 @@ type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
 type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
 type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
 type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
+type AhObject<T> = Object<bindings::ib_ah, <T as Driver>::Ah>;
 
 impl<T: Driver> Adapter<T> {
     const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
@@ -557,12 +569,15 @@ impl<T: Driver> Adapter<T> {
         modify_qp: Some(Self::modify_qp),
         query_qp: Some(Self::query_qp),
         post_send: Some(Self::post_send),
+        create_user_ah: Some(Self::create_user_ah),
+        destroy_ah: Some(Self::destroy_ah),
         mmap: Some(super::mmap::mmap),
         mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
         size_ib_pd: PdObject::<T>::SIZE,
         size_ib_cq: CqObject::<T>::SIZE,
         size_ib_qp: QpObject::<T>::SIZE,
+        size_ib_ah: AhObject::<T>::SIZE,
         // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
         ..unsafe { core::mem::zeroed() }
     };
@@ -1022,5 +1037,38 @@ impl<T: Driver> Adapter<T> {
             unsafe { T::post_send(Self::device((*qp).device), QpObject::<T>::data(qp))? };
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an AH of our devices.
+    unsafe extern "C" fn create_user_ah(
+        ah: *mut bindings::ib_ah,
+        init: *mut bindings::rdma_ah_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed AH of `size_ib_ah` bytes with
+            // its device and PD set, and attributes whose source GID it
+            // resolved.
+            unsafe {
+                let dev = Self::device((*ah).device);
+                let pd = PdObject::<T>::data((*ah).pd);
+                let av = Av::from_raw(&*(*init).ah_attr)?;
+                let udata = UData::from_raw(udata);
+                let data = T::create_user_ah(dev, pd, &av, &udata)?;
+                AhObject::<T>::write(ah, data);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for an AH `create_user_ah` made.
+    unsafe extern "C" fn destroy_ah(ah: *mut bindings::ib_ah, _flags: u32) -> ffi::c_int {
+        // SAFETY: The data is initialised and never used again.
+        unsafe { T::destroy_ah(Self::device((*ah).device), AhObject::<T>::take(ah)) };
+        0
     }
 }

@@ -48,6 +48,23 @@ fn mminfo(ring: &UserMapping) -> bindings::mminfo {
     }
 }
 
+/// `struct rxe_create_ah_resp`: the number UD work requests name the AH by.
+#[repr(transparent)]
+pub(crate) struct CreateAhResp(bindings::rxe_create_ah_resp);
+
+// SAFETY: Two `u32`s: no padding.
+unsafe impl AsBytes for CreateAhResp {}
+
+impl CreateAhResp {
+    /// The response for AH number `ah_num`.
+    pub(crate) fn new(ah_num: u32) -> Self {
+        Self(bindings::rxe_create_ah_resp {
+            ah_num,
+            reserved: 0,
+        })
+    }
+}
+
 /// `struct rxe_create_cq_resp`: where the CQ ring is to be mapped.
 #[repr(transparent)]
 pub(crate) struct CreateCqResp(bindings::rxe_create_cq_resp);
@@ -174,11 +191,8 @@ pub(crate) struct SendWqe {
     pub(crate) compare_add: u64,
     pub(crate) swap: u64,
     /// UD: destination QP, its Q_Key, and the address handle's number.
-    #[allow(dead_code)]
     pub(crate) remote_qpn: u32,
-    #[allow(dead_code)]
     pub(crate) remote_qkey: u32,
-    #[allow(dead_code)]
     pub(crate) ah_num: u32,
     /// The message length, which the data must add up to.
     pub(crate) length: u32,

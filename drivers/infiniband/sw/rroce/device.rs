@@ -6,13 +6,14 @@
 //! time, so they can never disagree with it. Documentation/user-guide.rst lists
 //! the attributes and why they have their values.
 
+use crate::ah::{self, Ah, AhCore};
 use crate::cq::{Cq, MAX_CQE};
 use crate::index::{IndexTable, ObjectMap};
 use crate::kernel_ext::{
     net::NetDevice,
     net::SkBuff,
     rdma::{
-        self, uverbs_cmd, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver, Global,
+        self, uverbs_cmd, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver, Global,
         LinkLayer, MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState,
         QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, UData, UserContext, UserRegion,
     },
@@ -49,6 +50,11 @@ pub(crate) struct RroceDevice {
     mr_map: ObjectMap<MrCore>,
     #[pin]
     qp_map: ObjectMap<QpCore>,
+    /// The address handle numbers in use, and the AHs by number.
+    #[pin]
+    ahs: IndexTable,
+    #[pin]
+    ah_map: ObjectMap<AhCore>,
     /// The last protection domain number given.
     last_pd: AtomicU32,
     /// Keeps the RoCEv2 sockets open.
@@ -82,6 +88,16 @@ impl RroceDevice {
     /// The live QPs.
     pub(crate) fn qp_map(&self) -> &ObjectMap<QpCore> {
         &self.qp_map
+    }
+
+    /// The AH number table.
+    pub(crate) fn ahs(&self) -> &IndexTable {
+        &self.ahs
+    }
+
+    /// The live AHs.
+    pub(crate) fn ah_map(&self) -> &ObjectMap<AhCore> {
+        &self.ah_map
     }
 
     /// The port's state as the netdev dictates it.
@@ -131,6 +147,7 @@ impl Driver for RroceDevice {
     type Cq = Cq;
     type Mr = Mr;
     type Qp = Qp;
+    type Ah = Ah;
 
     const DRIVER_ID: u32 = rdma::DRIVER_ID_RXE;
     const UVERBS_ABI_VERSION: u32 = UVERBS_ABI_VERSION;
@@ -158,6 +175,7 @@ impl Driver for RroceDevice {
             max_recv_sge: MAX_SGE,
             max_cq: 1 << 16,
             max_mr: MAX_MR,
+            max_ah: ah::MAX_AH,
             max_pd: 1 << 16,
             max_cqe: MAX_CQE,
             max_pkeys: 1,
@@ -265,6 +283,14 @@ impl Driver for RroceDevice {
         Ok(qp.query())
     }
 
+    fn create_user_ah(dev: &Device<Self>, pd: &u32, av: &Av, udata: &UData<'_>) -> Result<Ah> {
+        Ah::create(dev, *pd, av, udata)
+    }
+
+    fn destroy_ah(dev: &Device<Self>, ah: Ah) {
+        ah.destroy(dev);
+    }
+
     fn post_send(dev: &Device<Self>, qp: &Qp) -> Result {
         qp.post_send(dev)
     }
@@ -323,6 +349,8 @@ impl NewLink for RroceDevice {
                 qpns <- qp::new_table(),
                 mr_map <- ObjectMap::new(),
                 qp_map <- ObjectMap::new(),
+                ahs <- ah::new_table(),
+                ah_map <- ObjectMap::new(),
                 last_pd: AtomicU32::new(0),
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),

@@ -86,6 +86,8 @@ pub(crate) struct QpCore {
     pub(crate) recv_cq: Arc<CqCore>,
     /// The UDP source port of its packets.
     pub(crate) sport: u16,
+    /// UD: the largest datagram, from the port's MTU at creation.
+    ud_mtu: u32,
     #[pin]
     pub(crate) inner: Mutex<QpInner>,
 }
@@ -146,6 +148,10 @@ impl Qp {
         let req = Requester::new(&sq)?;
         let qpn = dev.data().qpns().alloc()?;
         let sport = xmit::source_port(qpn);
+        let ud_mtu = dev
+            .netdev(PORT)
+            .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
+            .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
         let core = Arc::pin_init(
             try_pin_init!(QpCore {
@@ -159,6 +165,7 @@ impl Qp {
                 send_cq: cqs.0.core(),
                 recv_cq: cqs.1.core(),
                 sport,
+                ud_mtu,
                 inner <- new_mutex!(QpInner {
                     attr: QpAttr::default(),
                     av: Av::default(),
@@ -242,6 +249,9 @@ impl Qp {
 impl QpCore {
     /// The path MTU in bytes.
     pub(crate) fn mtu(&self, inner: &QpInner) -> u32 {
+        if self.qp_type == QpType::Ud {
+            return self.ud_mtu;
+        }
         Mtu::from_raw(inner.attr.path_mtu).map_or(256, Mtu::bytes)
     }
 

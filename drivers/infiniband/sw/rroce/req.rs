@@ -16,13 +16,13 @@ use crate::kernel_ext::{
         rxe_abi::{
             SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_SIGNALED, SEND_SOLICITED,
         },
-        Access, Device, QpAttr, QpType,
+        Access, Av, Device, QpAttr, QpType,
     },
     usecs_to_jiffies,
 };
 use crate::mr::MrError;
 use crate::proto::{
-    headers::{AtomicEth, Ieth, ImmDt, NakCode, Reth, Syndrome},
+    headers::{AtomicEth, Deth, Ieth, ImmDt, NakCode, Reth, Syndrome},
     opcode::{Opcode, Operation},
     packet::{ExtHeaders, Headers, Packet},
     psn::Psn,
@@ -72,10 +72,18 @@ impl Local {
     }
 }
 
+/// Where a UD request goes, from its AH and work request.
+struct UdDest {
+    av: Av,
+    qpn: u32,
+    qkey: u32,
+}
+
 /// A work request taken from the send queue.
 struct Entry {
     wqe: SendWqe,
     local: Local,
+    ud: Option<UdDest>,
     first_psn: Psn,
     /// PSNs it uses: its packets, or for a read its response packets.
     npsn: u32,
@@ -253,6 +261,7 @@ fn take(
     req: &mut Requester,
     index: u32,
     mtu: u32,
+    qkey: u32,
 ) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
     let bad = |op| (0, op, WcStatus::LocQpOpErr);
     qp.sq
@@ -267,7 +276,8 @@ fn take(
             wqe.opcode,
             WrOpcode::Send | WrOpcode::SendImm | WrOpcode::Write | WrOpcode::WriteImm
         ),
-        _ => false,
+        QpType::Ud => matches!(wqe.opcode, WrOpcode::Send | WrOpcode::SendImm),
+        QpType::Other(_) => false,
     };
     if !supported {
         return Err(fail(WcStatus::LocQpOpErr));
@@ -296,6 +306,30 @@ fn take(
     if len != wqe.length as usize || wqe.length > MAX_MSG || (atomic && len != 8) {
         return Err(fail(WcStatus::LocLenErr));
     }
+    let ud = if qp.qp_type == QpType::Ud {
+        // A datagram is one packet.
+        if wqe.length > mtu {
+            return Err(fail(WcStatus::LocLenErr));
+        }
+        let ah = dev
+            .data()
+            .ah_map()
+            .get(wqe.ah_num)
+            .filter(|ah| ah.pd == qp.pd)
+            .ok_or(fail(WcStatus::LocQpOpErr))?;
+        Some(UdDest {
+            av: ah.av,
+            qpn: wqe.remote_qpn & Psn::MASK,
+            // A Q_Key with the high bit set means the QP's own (IBA 10.2.5).
+            qkey: if wqe.remote_qkey & 0x8000_0000 != 0 {
+                qkey
+            } else {
+                wqe.remote_qkey
+            },
+        })
+    } else {
+        None
+    };
     let npsn = if atomic {
         1
     } else {
@@ -304,6 +338,7 @@ fn take(
     Ok(Entry {
         wqe,
         local,
+        ud,
         first_psn: req.psn,
         npsn,
         sent: 0,
@@ -351,11 +386,14 @@ fn read_chunk(e: &Entry) -> u32 {
 
 /// Sends the next request packet of the entry at `index`.
 fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, index: u32, mtu: u32) {
-    let (av, dest) = (inner.av, inner.attr.dest_qpn);
     let rc = qp.qp_type == QpType::Rc;
     let req = &mut inner.req;
     let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.as_mut()) else {
         return;
+    };
+    let (av, dest) = match &e.ud {
+        Some(ud) => (ud.av, ud.qpn),
+        None => (inner.av, inner.attr.dest_qpn),
     };
     let w = &e.wqe;
     let mut ext = ExtHeaders::default();
@@ -387,7 +425,21 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
         }
         _ => {
             let n = e.sent;
-            let Some(opcode) = data_opcode(qp.qp_type, w.opcode, n, e.npsn) else {
+            let opcode = match &e.ud {
+                Some(ud) => {
+                    ext.deth = Some(Deth {
+                        qkey: ud.qkey,
+                        src_qpn: qp.qpn,
+                    });
+                    Some(if w.opcode == WrOpcode::SendImm {
+                        Opcode::UdSendOnlyImm
+                    } else {
+                        Opcode::UdSendOnly
+                    })
+                }
+                None => data_opcode(qp.qp_type, w.opcode, n, e.npsn),
+            };
+            let Some(opcode) = opcode else {
                 return;
             };
             let at = (n * mtu) as usize;
@@ -435,6 +487,7 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
     let mtu = qp.mtu(inner);
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
+    let qkey = inner.attr.qkey;
     while inner.attr.state == crate::kernel_ext::rdma::QpState::Rts && inner.req.rnr_until.is_none()
     {
         let req = &mut inner.req;
@@ -443,7 +496,7 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
             if index == qp.sq.producer() || req.entries[index as usize].is_some() {
                 break;
             }
-            match take(dev, qp, req, index, mtu) {
+            match take(dev, qp, req, index, mtu, qkey) {
                 Ok(e) => {
                     req.psn = req.psn + e.npsn;
                     req.entries[index as usize] = Some(e);

@@ -17,6 +17,7 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod kernel_ext;
 
+mod ah;
 mod cq;
 mod device;
 mod index;

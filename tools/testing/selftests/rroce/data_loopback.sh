@@ -8,7 +8,7 @@
 vm_main 1
 
 require_cmd ibv_rc_pingpong ib_write_bw rdma
-ktap_plan 4
+ktap_plan 5
 
 load_rroce && rdma link add rroce0 type rroce netdev eth0
 ktap_result $? "rroce0 on eth0"
@@ -37,4 +37,5 @@ sent=$(($(tx_packets) - tx_before))
 ktap_result $? "the traffic did not leave through eth0 ($sent packets sent)"
 
 rdma link delete rroce0 && rmmod rroce
+ktap_result $? "delete the device and unload"
 ktap_finish

@@ -40,4 +40,5 @@ perf "$LAT" ib_read_lat -s 64 -n 100
 perf "$LAT" ib_atomic_lat -n 100
 
 rdma link delete rroce0 && rmmod rroce
+ktap_result $? "delete the device and unload"
 ktap_finish

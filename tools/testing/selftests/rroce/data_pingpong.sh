@@ -24,4 +24,5 @@ pair rc_pingpong_v6 18517 "$ITERS" \
 	ibv_rc_pingpong -d rroce0 -g "$gid6" -p 18517 -n 200 -s 10000 -c
 
 rdma link delete rroce0 && rmmod rroce
+ktap_result $? "delete the device and unload"
 ktap_finish
