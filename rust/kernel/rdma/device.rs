@@ -13,8 +13,11 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
-    object::Object, qp::write_cap, Access, Av, DeviceAttr, LinkLayer, PortAttr, PortEvent,
-    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, UData,
+    object::Object,
+    qp::write_cap,
+    srq::{RawSrq, SrqAttr, SrqMask, SrqNotifier},
+    Access, Av, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, QpAttr, QpCaps,
+    QpChange, QpInit, UData,
 };
 use crate::{
     bindings,
@@ -46,6 +49,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type Qp: Send + Sync;
     /// Per-address-handle data.
     type Ah: Send + Sync;
+    /// Per-shared-receive-queue data.
+    type Srq: Send + Sync;
 
     /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
     /// provider library by it.
@@ -104,6 +109,21 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
     /// A QP's attributes and capacities.
     fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
+    /// A new shared receive queue for the process `user`; returns its data
+    /// and what it really holds.
+    fn create_srq(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        attr: &SrqAttr,
+        notifier: Arc<SrqNotifier>,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Self::Srq, SrqAttr)>;
+    /// Changes what `mask` names of an SRQ.
+    fn modify_srq(dev: &Device<Self>, srq: &Self::Srq, attr: &SrqAttr, mask: SrqMask) -> Result;
+    /// An SRQ's attributes.
+    fn query_srq(dev: &Device<Self>, srq: &Self::Srq) -> Result<SrqAttr>;
+    /// Destroys an SRQ; its data is handed back to be dropped.
+    fn destroy_srq(dev: &Device<Self>, srq: Self::Srq);
     /// A new address handle for userspace, whose response `udata` carries.
     fn create_user_ah(
         dev: &Device<Self>,
@@ -129,6 +149,8 @@ pub(crate) struct QpCqs<'a, T: Driver> {
     pub(crate) send: &'a T::Cq,
     /// Where receive completions go.
     pub(crate) recv: &'a T::Cq,
+    /// Where receive requests come from, if not from the QP's own queue.
+    pub(crate) srq: Option<&'a T::Srq>,
 }
 
 /// Signals a CQ's completion event (its `comp_handler`, e.g. to a
@@ -543,6 +565,13 @@ type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
 type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
 type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
 type AhObject<T> = Object<bindings::ib_ah, <T as Driver>::Ah>;
+type SrqObject<T> = Object<bindings::ib_srq, SrqSlot<T>>;
+
+/// An SRQ's data behind its `ib_srq`: the driver's, and the notifier.
+struct SrqSlot<T: Driver> {
+    notifier: Arc<SrqNotifier>,
+    data: T::Srq,
+}
 
 impl<T: Driver> Adapter<T> {
     const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
@@ -571,6 +600,10 @@ impl<T: Driver> Adapter<T> {
         post_send: Some(Self::post_send),
         create_user_ah: Some(Self::create_user_ah),
         destroy_ah: Some(Self::destroy_ah),
+        create_srq: Some(Self::create_srq),
+        modify_srq: Some(Self::modify_srq),
+        query_srq: Some(Self::query_srq),
+        destroy_srq: Some(Self::destroy_srq),
         mmap: Some(super::mmap::mmap),
         mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
@@ -578,6 +611,7 @@ impl<T: Driver> Adapter<T> {
         size_ib_cq: CqObject::<T>::SIZE,
         size_ib_qp: QpObject::<T>::SIZE,
         size_ib_ah: AhObject::<T>::SIZE,
+        size_ib_srq: SrqObject::<T>::SIZE,
         // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
         ..unsafe { core::mem::zeroed() }
     };
@@ -949,6 +983,7 @@ impl<T: Driver> Adapter<T> {
                 let cqs = QpCqs {
                     send: &CqObject::<T>::data((*attr).send_cq).data,
                     recv: &CqObject::<T>::data((*attr).recv_cq).data,
+                    srq: (!(*attr).srq.is_null()).then(|| &SrqObject::<T>::data((*attr).srq).data),
                 };
                 let (data, qpn) = T::create_qp(dev, pd, &mut init, cqs, user)?;
                 QpInit::write_caps(&init.caps, attr);
@@ -1069,6 +1104,96 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn destroy_ah(ah: *mut bindings::ib_ah, _flags: u32) -> ffi::c_int {
         // SAFETY: The data is initialised and never used again.
         unsafe { T::destroy_ah(Self::device((*ah).device), AhObject::<T>::take(ah)) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an SRQ of our devices.
+    unsafe extern "C" fn create_srq(
+        srq: *mut bindings::ib_srq,
+        init: *mut bindings::ib_srq_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed SRQ of `size_ib_srq` bytes with
+            // its device and PD set, valid attributes, and for userspace the
+            // driver udata of the command's bundle, which names the context.
+            unsafe {
+                if (*init).srq_type != bindings::ib_srq_type_IB_SRQT_BASIC {
+                    return Err(crate::kernel_ext::errno::eopnotsupp());
+                }
+                let dev = Self::device((*srq).device);
+                let pd = PdObject::<T>::data((*srq).pd);
+                let attr = SrqAttr::from_raw(&(*init).attr);
+                let notifier = Arc::pin_init(
+                    pin_init!(SrqNotifier {
+                        srq <- new_mutex!(RawSrq(srq)),
+                    }),
+                    GFP_KERNEL,
+                )?;
+                let uctx = bindings::rroce_udata_ucontext(udata).cast::<UserContext>();
+                let udata = UData::from_raw(udata);
+                let user = uctx.as_ref().map(|u| (u, &udata));
+                let (data, actual) = T::create_srq(dev, pd, &attr, notifier.clone(), user)?;
+                actual.write_to(&mut (*init).attr);
+                SrqObject::<T>::write(srq, SrqSlot { notifier, data });
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an SRQ of ours.
+    unsafe extern "C" fn modify_srq(
+        srq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+        mask: bindings::ib_srq_attr_mask,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The SRQ is ours and alive, `attr` valid, during the call.
+            unsafe {
+                let dev = Self::device((*srq).device);
+                let a = SrqAttr::from_raw(&*attr);
+                T::modify_srq(dev, &SrqObject::<T>::data(srq).data, &a, SrqMask(mask))?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an SRQ of ours.
+    unsafe extern "C" fn query_srq(
+        srq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The SRQ is ours and alive, `attr` writable, during the call.
+            unsafe {
+                let dev = Self::device((*srq).device);
+                T::query_srq(dev, &SrqObject::<T>::data(srq).data)?.write_to(&mut *attr);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for an SRQ `create_srq` made.
+    unsafe extern "C" fn destroy_srq(
+        srq: *mut bindings::ib_srq,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: The data is initialised and never used again; ib_core
+        // frees the SRQ after this returns.
+        let slot = unsafe { SrqObject::<T>::take(srq) };
+        // INVARIANT: The SRQ is about to be freed.
+        slot.notifier.srq.lock().0 = core::ptr::null_mut();
+        // SAFETY: As above.
+        T::destroy_srq(unsafe { Self::device((*srq).device) }, slot.data);
         0
     }
 }

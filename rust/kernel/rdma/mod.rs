@@ -11,6 +11,7 @@ mod mr;
 mod object;
 mod qp;
 pub(crate) mod rxe_abi;
+mod srq;
 mod udata;
 
 pub(crate) use device::{
@@ -21,6 +22,7 @@ pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, AtomicOp, Umem};
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
+pub(crate) use srq::{SrqAttr, SrqMask, SrqNotifier};
 pub(crate) use udata::UData;
 
 use crate::bindings;

@@ -53,8 +53,6 @@ pub(crate) struct QpInit {
     pub(crate) qp_type: QpType,
     /// Queue sizes.
     pub(crate) caps: QpCaps,
-    /// Whether receives come from a shared receive queue.
-    pub(crate) has_srq: bool,
     /// `IB_QP_CREATE_*` flags.
     pub(crate) create_flags: u32,
     /// Whether every send request completes, signalled or not.
@@ -79,7 +77,6 @@ impl QpInit {
                 max_recv_sge: a.cap.max_recv_sge,
                 max_inline_data: a.cap.max_inline_data,
             },
-            has_srq: !a.srq.is_null(),
             sq_sig_all: a.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
             create_flags: a.create_flags,
         }

@@ -48,6 +48,24 @@ fn mminfo(ring: &UserMapping) -> bindings::mminfo {
     }
 }
 
+/// `struct rxe_create_srq_resp`: where the SRQ's ring is to be mapped.
+#[repr(transparent)]
+pub(crate) struct CreateSrqResp(bindings::rxe_create_srq_resp);
+
+// SAFETY: An `mminfo` and two `u32`s: no padding.
+unsafe impl AsBytes for CreateSrqResp {}
+
+impl CreateSrqResp {
+    /// The response for SRQ number `srq_num` whose ring is `ring`.
+    pub(crate) fn new(ring: &UserMapping, srq_num: u32) -> Self {
+        Self(bindings::rxe_create_srq_resp {
+            mi: mminfo(ring),
+            srq_num,
+            reserved: 0,
+        })
+    }
+}
+
 /// `struct rxe_create_ah_resp`: the number UD work requests name the AH by.
 #[repr(transparent)]
 pub(crate) struct CreateAhResp(bindings::rxe_create_ah_resp);

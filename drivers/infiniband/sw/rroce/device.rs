@@ -15,11 +15,13 @@ use crate::kernel_ext::{
     rdma::{
         self, uverbs_cmd, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver, Global,
         LinkLayer, MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState,
-        QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, UData, UserContext, UserRegion,
+        QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, SrqAttr, SrqMask, SrqNotifier, UData,
+        UserContext, UserRegion,
     },
 };
 use crate::mr::{self, Mr, MrCore, MAX_MR};
 use crate::qp::{self, Qp, QpCore, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE};
+use crate::srq::{self, Srq};
 use crate::udp::{Transport, TransportUse};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -148,6 +150,7 @@ impl Driver for RroceDevice {
     type Mr = Mr;
     type Qp = Qp;
     type Ah = Ah;
+    type Srq = Srq;
 
     const DRIVER_ID: u32 = rdma::DRIVER_ID_RXE;
     const UVERBS_ABI_VERSION: u32 = UVERBS_ABI_VERSION;
@@ -176,6 +179,11 @@ impl Driver for RroceDevice {
             max_cq: 1 << 16,
             max_mr: MAX_MR,
             max_ah: ah::MAX_AH,
+            max_srq: srq::MAX_SRQ,
+            max_srq_wr: MAX_QP_WR,
+            max_srq_sge: MAX_SGE,
+            max_res_rd_atom: MAX_RD_ATOMIC.into(),
+            atomic_hca: true,
             max_pd: 1 << 16,
             max_cqe: MAX_CQE,
             max_pkeys: 1,
@@ -268,7 +276,7 @@ impl Driver for RroceDevice {
         cqs: QpCqs<'_, Self>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Qp, u32)> {
-        Qp::create(dev, *pd, init, (cqs.send, cqs.recv), user)
+        Qp::create(dev, *pd, init, (cqs.send, cqs.recv, cqs.srq), user)
     }
 
     fn destroy_qp(dev: &Device<Self>, qp: Qp) {
@@ -281,6 +289,28 @@ impl Driver for RroceDevice {
 
     fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<(QpAttr, QpCaps)> {
         Ok(qp.query())
+    }
+
+    fn create_srq(
+        _dev: &Device<Self>,
+        _pd: &u32,
+        attr: &SrqAttr,
+        notifier: Arc<SrqNotifier>,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Srq, SrqAttr)> {
+        Srq::create(attr, notifier, user)
+    }
+
+    fn modify_srq(_dev: &Device<Self>, srq: &Srq, attr: &SrqAttr, mask: SrqMask) -> Result {
+        srq.modify(attr, mask)
+    }
+
+    fn query_srq(_dev: &Device<Self>, srq: &Srq) -> Result<SrqAttr> {
+        Ok(srq.query())
+    }
+
+    fn destroy_srq(_dev: &Device<Self>, srq: Srq) {
+        drop(srq);
     }
 
     fn create_user_ah(dev: &Device<Self>, pd: &u32, av: &Av, udata: &UData<'_>) -> Result<Ah> {

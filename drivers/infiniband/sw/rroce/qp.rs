@@ -29,6 +29,7 @@ use crate::proto::{
 use crate::req::Requester;
 use crate::resp::Responder;
 use crate::ring::UserRing;
+use crate::srq::{Srq, SrqCore};
 use crate::xmit;
 use kernel::{
     new_mutex,
@@ -81,7 +82,9 @@ pub(crate) struct QpCore {
     /// Every send request completes, signalled or not.
     pub(crate) sq_sig_all: bool,
     pub(crate) sq: UserRing,
-    pub(crate) rq: UserRing,
+    /// The receive queue, or the SRQ receive requests come from.
+    pub(crate) rq: Option<UserRing>,
+    pub(crate) srq: Option<Arc<SrqCore>>,
     pub(crate) send_cq: Arc<CqCore>,
     pub(crate) recv_cq: Arc<CqCore>,
     /// The UDP source port of its packets.
@@ -110,13 +113,10 @@ impl Qp {
         dev: &Device<RroceDevice>,
         pd: u32,
         init: &mut QpInit,
-        cqs: (&Cq, &Cq),
+        cqs: (&Cq, &Cq, Option<&Srq>),
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self, u32)> {
-        if !matches!(init.qp_type, QpType::Rc | QpType::Uc | QpType::Ud)
-            || init.has_srq
-            || init.create_flags != 0
-        {
+        if !matches!(init.qp_type, QpType::Rc | QpType::Uc | QpType::Ud) || init.create_flags != 0 {
             return Err(eopnotsupp());
         }
         let caps = &mut init.caps;
@@ -133,14 +133,28 @@ impl Qp {
 
         let send_room = (caps.max_send_sge * SGE_SIZE).max(caps.max_inline_data);
         let sq = UserRing::new(uctx, caps.max_send_wr.max(1), SEND_WQE_SIZE + send_room)?;
-        let rq = UserRing::new(
-            uctx,
-            caps.max_recv_wr.max(1),
-            RECV_WQE_SIZE + caps.max_recv_sge * SGE_SIZE,
-        )?;
-        udata.respond(&CreateQpResp::new(Some(rq.mapping()), sq.mapping()))?;
+        // A QP on an SRQ takes its receive requests from there.
+        let srq = cqs.2.map(Srq::core);
+        let rq = match srq {
+            Some(_) => {
+                caps.max_recv_wr = 0;
+                caps.max_recv_sge = 0;
+                None
+            }
+            None => Some(UserRing::new(
+                uctx,
+                caps.max_recv_wr.max(1),
+                RECV_WQE_SIZE + caps.max_recv_sge * SGE_SIZE,
+            )?),
+        };
+        udata.respond(&CreateQpResp::new(
+            rq.as_ref().map(UserRing::mapping),
+            sq.mapping(),
+        ))?;
         caps.max_send_wr = sq.capacity();
-        caps.max_recv_wr = rq.capacity();
+        if let Some(rq) = &rq {
+            caps.max_recv_wr = rq.capacity();
+        }
         // What the element room allows is what a work request may use.
         caps.max_send_sge = send_room / SGE_SIZE;
         caps.max_inline_data = send_room;
@@ -162,6 +176,7 @@ impl Qp {
                 sq_sig_all,
                 sq,
                 rq,
+                srq,
                 send_cq: cqs.0.core(),
                 recv_cq: cqs.1.core(),
                 sport,

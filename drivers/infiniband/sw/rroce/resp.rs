@@ -22,6 +22,7 @@ use crate::proto::{
 };
 use crate::qp::{QpCore, QpInner};
 use crate::seg::SegList;
+use crate::srq::Taken;
 use kernel::{prelude::*, sync::Arc};
 
 /// The GRH that UD receives start with: 40 bytes, the IPv4 header in its
@@ -247,14 +248,25 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
     if inner.resp.recv.is_some() {
         return Ok(());
     }
-    let head = inner.resp.head;
-    if head == qp.rq.producer() {
-        return Err(Refusal::NotReady);
-    }
-    let mut buf = KVec::from_elem(0u8, qp.rq.geometry().elem_size(), GFP_KERNEL)
-        .map_err(|_| Refusal::NotReady)?;
-    qp.rq.read(head, &mut buf).map_err(|_| Refusal::NotReady)?;
-    let Some(wqe) = RecvWqe::parse(&buf, qp.caps.max_recv_sge) else {
+    let wqe = match (&qp.rq, &qp.srq) {
+        (Some(rq), _) => {
+            let head = inner.resp.head;
+            if head == rq.producer() {
+                return Err(Refusal::NotReady);
+            }
+            let mut buf = KVec::from_elem(0u8, rq.geometry().elem_size(), GFP_KERNEL)
+                .map_err(|_| Refusal::NotReady)?;
+            rq.read(head, &mut buf).map_err(|_| Refusal::NotReady)?;
+            RecvWqe::parse(&buf, qp.caps.max_recv_sge)
+        }
+        (None, Some(srq)) => match srq.take() {
+            Taken::Empty => return Err(Refusal::NotReady),
+            Taken::Bad => None,
+            Taken::Wqe(wqe) => Some(wqe),
+        },
+        (None, None) => return Err(Refusal::NotReady),
+    };
+    let Some(wqe) = wqe else {
         return Err(Refusal::Local(WcStatus::LocQpOpErr));
     };
     let segs = match SegList::resolve(dev, &wqe.sges, qp.pd, Access::LOCAL_WRITE) {
@@ -277,11 +289,14 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
     Ok(())
 }
 
-/// Gives the receive queue slot back to the process.
+/// Gives the receive queue slot back to the process (an SRQ's moved on
+/// when the request was taken).
 fn consume_recv(qp: &QpCore, inner: &mut QpInner) {
-    let resp = &mut inner.resp;
-    resp.head = qp.rq.geometry().next(resp.head);
-    qp.rq.publish_consumer(resp.head);
+    if let Some(rq) = &qp.rq {
+        let resp = &mut inner.resp;
+        resp.head = rq.geometry().next(resp.head);
+        rq.publish_consumer(resp.head);
+    }
 }
 
 fn recv_wc(qp: &QpCore, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32) -> Wc {
@@ -617,13 +632,15 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
         let _ = qp.recv_cq.push(&flushed(recv.wr_id, WcOpcode::Recv), false);
         consume_recv(qp, inner);
     }
-    let producer = qp.rq.producer();
-    let Ok(mut buf) = KVec::from_elem(0u8, qp.rq.geometry().elem_size(), GFP_KERNEL) else {
+    // An SRQ's requests stay for the other QPs.
+    let Some(rq) = &qp.rq else { return };
+    let producer = rq.producer();
+    let Ok(mut buf) = KVec::from_elem(0u8, rq.geometry().elem_size(), GFP_KERNEL) else {
         return;
     };
     while inner.resp.head != producer {
         let head = inner.resp.head;
-        let wr_id = match qp.rq.read(head, &mut buf) {
+        let wr_id = match rq.read(head, &mut buf) {
             Ok(()) => RecvWqe::parse(&buf, qp.caps.max_recv_sge).map_or(0, |w| w.wr_id),
             Err(_) => 0,
         };

@@ -32,6 +32,7 @@ mod req;
 mod resp;
 mod ring;
 mod seg;
+mod srq;
 mod udp;
 mod xmit;
 
