@@ -38,7 +38,7 @@ KCC := $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' "$(KDIR)/.config"),clang,gcc
 
 SELFTESTS := tools/testing/selftests/rroce
 
-.PHONY: modules setup kernel check proto-test test test-debug demo clean
+.PHONY: modules setup kernel check proto-test test test-debug demo bench clean
 modules:
 	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
 	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
@@ -77,6 +77,13 @@ demo:
 	@$(MAKE) --no-print-directory kernel
 	@$(MAKE) --no-print-directory modules
 	@$(if $(filter given,$(KDIR_ORIGIN)),KDIR="$(KDIR)") scripts/demo.sh
+
+# rroce against rdma_rxe, side by side; not part of test (minutes, and
+# figures are not pass/fail).
+bench:
+	@$(MAKE) --no-print-directory kernel
+	@$(MAKE) --no-print-directory modules
+	@scripts/bench.sh
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) clean; fi

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The demo: two VMs on a private link, an RDMA device on each, and what a user
-# wants to see of it. rroce0 is created and shown as rdma-core sees it; the
-# traffic (an RC ping-pong and a write bandwidth run between the VMs) is the
-# C rdma_rxe's until rroce has its data path.
+# wants to see of it: rroce0 as rdma-core sees it, then RDMA traffic between
+# the VMs (an RC ping-pong with data checks, RDMA WRITE and READ bandwidth).
+# make bench compares rroce with the C rdma_rxe.
 #
 #   scripts/demo.sh           (make demo builds everything first)
 
@@ -24,29 +24,27 @@ if ! in_vm; then
 fi
 
 echo "== rroce: rdma link add rroce0 type rroce netdev eth0 =="
-load_rroce && rdma link add rroce0 type rroce netdev eth0 || exit 1
-ibv_devinfo -d rroce0
-rdma link show rroce0/1
-rdma link delete rroce0 && rmmod rroce || exit 1
-
-# rdma_rxe binds UDP port 4791 when it loads: only now that rroce is gone.
-dev=rxe0
-echo "== rdma_rxe, the reference: rdma link add rxe0 type rxe netdev eth0 =="
-modprobe rdma_rxe
-rdma link add $dev type rxe netdev eth0
+dev=rroce0
+load_rroce && rdma link add $dev type rroce netdev eth0 || exit 1
+[ "$RROCE_VM" = 1 ] && ibv_devinfo -d $dev && rdma link show $dev/1
 gid=$(gid_index $dev "$RROCE_IP4") || { echo "no RoCE v2 GID on $dev"; exit 1; }
 echo "RoCE v2 GID index $gid ($RROCE_IP4)"
 if [ "$RROCE_VM" = 1 ]; then
 	ibv_rc_pingpong -d $dev -g "$gid" -n 1000 -s 4096 -c &
 	wait_listen 18515 && vm_signal pingpong
 	await $! || exit 1
-	ib_write_bw -d $dev -x "$gid" -s 65536 -n 1000 >/dev/null &
+	ib_write_bw -d $dev -x "$gid" -F -s 65536 -n 1000 >/dev/null &
 	wait_listen 18515 && vm_signal write_bw
+	await $! || exit 1
+	ib_read_bw -d $dev -x "$gid" -F -s 65536 -n 500 >/dev/null &
+	wait_listen 18515 && vm_signal read_bw
 	await $! || exit 1
 else
 	echo "== ibv_rc_pingpong -c (1000 round trips of 4 KiB, data checked) =="
 	vm_wait pingpong && ibv_rc_pingpong -d $dev -g "$gid" -n 1000 -s 4096 -c "$(peer_ip4)" || exit 1
 	echo "== ib_write_bw (1000 RDMA writes of 64 KiB) =="
-	vm_wait write_bw && ib_write_bw -d $dev -x "$gid" -s 65536 -n 1000 "$(peer_ip4)" || exit 1
+	vm_wait write_bw && ib_write_bw -d $dev -x "$gid" -F -s 65536 -n 1000 "$(peer_ip4)" || exit 1
+	echo "== ib_read_bw (500 RDMA reads of 64 KiB) =="
+	vm_wait read_bw && ib_read_bw -d $dev -x "$gid" -F -s 65536 -n 500 "$(peer_ip4)" || exit 1
 fi
-rdma link delete $dev
+rdma link delete $dev && rmmod rroce

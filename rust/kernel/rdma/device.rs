@@ -16,6 +16,7 @@ use super::{
     object::Object,
     qp::write_cap,
     srq::{RawSrq, SrqAttr, SrqMask, SrqNotifier},
+    stats::{self, StatDescs},
     Access, Av, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, QpAttr, QpCaps,
     QpChange, QpInit, UData,
 };
@@ -61,6 +62,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     const UVERBS_CMD_MASK: u64 = 0;
     /// The link layer of every port.
     const LINK_LAYER: LinkLayer;
+    /// The names of the port counters [`Driver::counters`] reports.
+    const COUNTER_NAMES: &'static [&'static CStr] = &[];
 
     /// Device attributes and limits (`query_device`).
     fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr>;
@@ -83,6 +86,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         notifier: Arc<CqNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self::Cq, u32)>;
+    /// Gives a user CQ room for at least `cqe` completions, keeping those it
+    /// holds; returns how many it holds now.
+    fn resize_cq(cq: &Self::Cq, cqe: u32, uctx: &UserContext, udata: &UData<'_>) -> Result<u32>;
     /// Arms the CQ to signal its next completion (`solicited_only`: only
     /// the next solicited one).
     fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result;
@@ -92,6 +98,13 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         pd: &Self::Pd,
         region: &UserRegion,
     ) -> Result<(Self::Mr, MrKeys)>;
+    /// Changes an MR's PD (`pd`) or access rights (`access`) in place.
+    fn rereg_user_mr(
+        dev: &Device<Self>,
+        mr: &Self::Mr,
+        pd: Option<&Self::Pd>,
+        access: Option<Access>,
+    ) -> Result;
     /// Deregisters an MR; its data is handed back to be dropped.
     fn dereg_mr(dev: &Device<Self>, mr: Self::Mr);
     /// A new queue pair; `init.caps` is updated to what it really holds.
@@ -136,6 +149,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Runs a user QP's send queue: the rxe provider's doorbell, a
     /// POST_SEND command without work requests.
     fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;
+    /// The values of the counters named by [`Driver::COUNTER_NAMES`].
+    fn counters(dev: &Device<Self>, values: &mut [u64]);
     /// Handles a RoCEv2 packet for the device, from a work item; `skb`
     /// is linear and its data starts at the UDP header.
     fn receive(dev: &Device<Self>, skb: SkBuff);
@@ -423,6 +438,7 @@ pub(crate) struct Registry<T: Driver> {
     #[pin]
     shared: T::Shared,
     module: &'static ThisModule,
+    stat_descs: StatDescs,
 }
 
 impl<T: Driver> Registry<T> {
@@ -436,6 +452,7 @@ impl<T: Driver> Registry<T> {
                 devices <- new_mutex!(KVec::new()),
                 shared <- shared,
                 module,
+                stat_descs: StatDescs::new(T::COUNTER_NAMES)?,
             }),
             GFP_KERNEL,
         )
@@ -591,6 +608,8 @@ impl<T: Driver> Adapter<T> {
         create_cq: Some(Self::create_cq),
         destroy_cq: Some(Self::destroy_cq),
         req_notify_cq: Some(Self::req_notify_cq),
+        resize_cq: Some(Self::resize_cq),
+        rereg_user_mr: Some(Self::rereg_user_mr),
         reg_user_mr: Some(Self::reg_user_mr),
         dereg_mr: Some(Self::dereg_mr),
         create_qp: Some(Self::create_qp),
@@ -599,6 +618,12 @@ impl<T: Driver> Adapter<T> {
         query_qp: Some(Self::query_qp),
         post_send: Some(Self::post_send),
         create_user_ah: Some(Self::create_user_ah),
+        alloc_hw_port_stats: if T::COUNTER_NAMES.is_empty() {
+            None
+        } else {
+            Some(Self::alloc_hw_port_stats)
+        },
+        get_hw_stats: Some(Self::get_hw_stats),
         destroy_ah: Some(Self::destroy_ah),
         create_srq: Some(Self::create_srq),
         modify_srq: Some(Self::modify_srq),
@@ -912,6 +937,70 @@ impl<T: Driver> Adapter<T> {
 
     /// # Safety
     ///
+    /// Called by ib_core, with valid arguments, for a CQ of ours.
+    unsafe extern "C" fn resize_cq(
+        cq: *mut bindings::ib_cq,
+        cqe: ffi::c_int,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            let cqe = u32::try_from(cqe).map_err(|_| EINVAL)?;
+            // SAFETY: The CQ is ours and alive during the call; ib_core
+            // serialises resizing with the CQ's other commands.
+            unsafe {
+                let uctx = bindings::rroce_udata_ucontext(udata).cast::<UserContext>();
+                let uctx = uctx
+                    .as_ref()
+                    .ok_or_else(crate::kernel_ext::errno::eopnotsupp)?;
+                let udata = UData::from_raw(udata);
+                let now = T::resize_cq(&CqObject::<T>::data(cq).data, cqe, uctx, &udata)?;
+                (*cq).cqe = now.try_into().map_err(|_| EINVAL)?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an MR of ours.
+    unsafe extern "C" fn rereg_user_mr(
+        mr: *mut bindings::ib_mr,
+        flags: ffi::c_int,
+        _start: u64,
+        _length: u64,
+        _virt_addr: u64,
+        access: ffi::c_int,
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        let flags = flags as u32;
+        let result = if flags & bindings::ib_mr_rereg_flags_IB_MR_REREG_TRANS != 0 {
+            Err(crate::kernel_ext::errno::eopnotsupp())
+        } else {
+            // SAFETY: The MR is ours and alive during the call; with
+            // `IB_MR_REREG_PD`, `pd` is a live PD of this device.
+            unsafe {
+                let new_pd = (flags & bindings::ib_mr_rereg_flags_IB_MR_REREG_PD != 0)
+                    .then(|| PdObject::<T>::data(pd));
+                let new_access = (flags & bindings::ib_mr_rereg_flags_IB_MR_REREG_ACCESS != 0)
+                    .then(|| Access::from_bits(access as u32));
+                T::rereg_user_mr(
+                    Self::device((*mr).device),
+                    MrObject::<T>::data(mr),
+                    new_pd,
+                    new_access,
+                )
+            }
+        };
+        match result {
+            // Changed in place: ib_core keeps the MR and updates its PD.
+            Ok(()) => core::ptr::null_mut(),
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
     /// Called by ib_core, with valid arguments, for a PD of our devices.
     unsafe extern "C" fn reg_user_mr(
         pd: *mut bindings::ib_pd,
@@ -1195,5 +1284,37 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: As above.
         T::destroy_srq(unsafe { Self::device((*srq).device) }, slot.data);
         0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core for a port of one of our devices.
+    unsafe extern "C" fn alloc_hw_port_stats(
+        ib: *mut bindings::ib_device,
+        _port: u32,
+    ) -> *mut bindings::rdma_hw_stats {
+        // SAFETY: The device is ours and alive during the call.
+        unsafe { Self::device(ib) }
+            .container()
+            .registry
+            .stat_descs
+            .alloc_port_stats()
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, under the stats' lock, with stats from
+    /// `alloc_hw_port_stats`.
+    unsafe extern "C" fn get_hw_stats(
+        ib: *mut bindings::ib_device,
+        stats: *mut bindings::rdma_hw_stats,
+        _port: u32,
+        _index: ffi::c_int,
+    ) -> ffi::c_int {
+        // SAFETY: The device is ours and alive, and ib_core holds the
+        // stats' lock, during the call.
+        let (dev, values) = unsafe { (Self::device(ib), stats::values(stats)) };
+        T::counters(dev, values);
+        values.len() as ffi::c_int
     }
 }

@@ -12,6 +12,7 @@ mod object;
 mod qp;
 pub(crate) mod rxe_abi;
 mod srq;
+mod stats;
 mod udata;
 
 pub(crate) use device::{

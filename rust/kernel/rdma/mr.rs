@@ -41,6 +41,22 @@ impl Access {
         Self(self.0 | other.0)
     }
 
+    /// The bits, as ib_core passes them.
+    pub(crate) fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Whether a right lets anyone write the memory, so that its pages must
+    /// be pinned writable (`ib_access_writable`).
+    pub(crate) fn is_writable(self) -> bool {
+        self.0
+            & (bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE
+                | bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE
+                | bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC
+                | bindings::ib_access_flags_IB_ACCESS_MW_BIND)
+            != 0
+    }
+
     /// Whether every right in `other` is also in `self`.
     pub(crate) fn contains(self, other: Self) -> bool {
         self.0 & other.0 == other.0

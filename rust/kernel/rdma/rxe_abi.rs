@@ -48,6 +48,20 @@ fn mminfo(ring: &UserMapping) -> bindings::mminfo {
     }
 }
 
+/// `struct rxe_resize_cq_resp`: where the resized CQ's ring is to be mapped.
+#[repr(transparent)]
+pub(crate) struct ResizeCqResp(bindings::rxe_resize_cq_resp);
+
+// SAFETY: An `mminfo`: a `u64` and two `u32`s, no padding.
+unsafe impl AsBytes for ResizeCqResp {}
+
+impl ResizeCqResp {
+    /// The response for a CQ whose ring is now `ring`.
+    pub(crate) fn new(ring: &UserMapping) -> Self {
+        Self(bindings::rxe_resize_cq_resp { mi: mminfo(ring) })
+    }
+}
+
 /// `struct rxe_create_srq_resp`: where the SRQ's ring is to be mapped.
 #[repr(transparent)]
 pub(crate) struct CreateSrqResp(bindings::rxe_create_srq_resp);

@@ -10,7 +10,7 @@
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
-        rxe_abi::{CreateCqResp, Wc, USER_WC_SIZE},
+        rxe_abi::{CreateCqResp, ResizeCqResp, Wc, USER_WC_SIZE},
         CqAttr, CqNotifier, UData, UserContext,
     },
 };
@@ -44,13 +44,18 @@ pub(crate) struct Cq {
 /// What the QPs that complete into a CQ share with it.
 #[pin_data]
 pub(crate) struct CqCore {
-    ring: UserRing,
-    /// The producer index the kernel owns; its lock orders the producers.
+    /// The ring and the producer index the kernel owns; the lock orders
+    /// the producers, and a resize.
     #[pin]
-    producer: Mutex<u32>,
+    state: Mutex<CqState>,
     /// An [`Arm`].
     arm: AtomicU8,
     notifier: Arc<CqNotifier>,
+}
+
+struct CqState {
+    ring: UserRing,
+    producer: u32,
 }
 
 /// The CQ had no room for a completion.
@@ -76,8 +81,7 @@ impl Cq {
         let capacity = ring.capacity();
         let core = Arc::pin_init(
             try_pin_init!(CqCore {
-                ring,
-                producer <- new_mutex!(0),
+                state <- new_mutex!(CqState { ring, producer: 0 }),
                 arm: AtomicU8::new(Arm::Idle as u8),
                 notifier,
             }),
@@ -96,6 +100,32 @@ impl Cq {
         self.core.arm.fetch_max(arm as u8, Ordering::AcqRel);
     }
 
+    /// Moves the completions to a new ring of at least `cqe`, which the
+    /// response describes; `EINVAL` if they would not fit.
+    pub(crate) fn resize(&self, cqe: u32, uctx: &UserContext, udata: &UData<'_>) -> Result<u32> {
+        if cqe == 0 || cqe > MAX_CQE {
+            return Err(EINVAL);
+        }
+        let mut state = self.core.state.lock();
+        let old = state.ring.geometry();
+        let mut consumer = state.ring.consumer();
+        let pending = old.count(state.producer, consumer);
+        let ring = UserRing::new(uctx, cqe.max(pending), USER_WC_SIZE)?;
+        let mut producer = 0;
+        let mut wc = [0u8; USER_WC_SIZE as usize];
+        while consumer != state.producer {
+            state.ring.read(consumer, &mut wc)?;
+            ring.write(producer, &wc)?;
+            producer = ring.geometry().next(producer);
+            consumer = old.next(consumer);
+        }
+        ring.publish_producer(producer);
+        udata.respond(&ResizeCqResp::new(ring.mapping()))?;
+        let capacity = ring.capacity();
+        *state = CqState { ring, producer };
+        Ok(capacity)
+    }
+
     /// The part QPs hold on to.
     pub(crate) fn core(&self) -> Arc<CqCore> {
         self.core.clone()
@@ -106,16 +136,18 @@ impl CqCore {
     /// Adds a completion and signals it if the CQ is armed for it.
     pub(crate) fn push(&self, wc: &Wc, solicited: bool) -> Result<(), Overflow> {
         {
-            let mut producer = self.producer.lock();
-            let geometry = self.ring.geometry();
-            if geometry.is_full(*producer, self.ring.consumer()) {
+            let mut state = self.state.lock();
+            let state = &mut *state;
+            let geometry = state.ring.geometry();
+            if geometry.is_full(state.producer, state.ring.consumer()) {
                 return Err(Overflow);
             }
-            self.ring
-                .write(*producer, &wc.to_bytes())
+            state
+                .ring
+                .write(state.producer, &wc.to_bytes())
                 .map_err(|_| Overflow)?;
-            *producer = geometry.next(*producer);
-            self.ring.publish_producer(*producer);
+            state.producer = geometry.next(state.producer);
+            state.ring.publish_producer(state.producer);
         }
         let armed = self.arm.load(Ordering::Acquire);
         let fire = armed == Arm::Next as u8 || (armed == Arm::Solicited as u8 && solicited);

@@ -7,16 +7,17 @@
 //! the attributes and why they have their values.
 
 use crate::ah::{self, Ah, AhCore};
+use crate::counters::{self, Counter, Counters};
 use crate::cq::{Cq, MAX_CQE};
 use crate::index::{IndexTable, ObjectMap};
 use crate::kernel_ext::{
     net::NetDevice,
     net::SkBuff,
     rdma::{
-        self, uverbs_cmd, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver, Global,
-        LinkLayer, MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState,
-        QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, SrqAttr, SrqMask, SrqNotifier, UData,
-        UserContext, UserRegion,
+        self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
+        Global, LinkLayer, MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable,
+        PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, SrqAttr, SrqMask,
+        SrqNotifier, UData, UserContext, UserRegion,
     },
 };
 use crate::mr::{self, Mr, MrCore, MAX_MR};
@@ -59,6 +60,7 @@ pub(crate) struct RroceDevice {
     ah_map: ObjectMap<AhCore>,
     /// The last protection domain number given.
     last_pd: AtomicU32,
+    counters: Counters,
     /// Keeps the RoCEv2 sockets open.
     _transport: TransportUse,
     /// The port state last announced with an event, so a netdev event that
@@ -90,6 +92,11 @@ impl RroceDevice {
     /// The live QPs.
     pub(crate) fn qp_map(&self) -> &ObjectMap<QpCore> {
         &self.qp_map
+    }
+
+    /// Counts one `c`.
+    pub(crate) fn count(&self, c: Counter) {
+        self.counters.inc(c);
     }
 
     /// The AH number table.
@@ -158,6 +165,7 @@ impl Driver for RroceDevice {
     // CQs with REQ_NOTIFY_CQ.
     const UVERBS_CMD_MASK: u64 = uverbs_cmd::POST_SEND | uverbs_cmd::REQ_NOTIFY_CQ;
     const LINK_LAYER: LinkLayer = LinkLayer::Ethernet;
+    const COUNTER_NAMES: &'static [&'static CStr] = counters::NAMES;
 
     fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr> {
         // Neither the rxe provider nor any kernel caller sends driver data.
@@ -256,6 +264,10 @@ impl Driver for RroceDevice {
         Cq::new(attr, notifier, user)
     }
 
+    fn resize_cq(cq: &Cq, cqe: u32, uctx: &UserContext, udata: &UData<'_>) -> Result<u32> {
+        cq.resize(cqe, uctx, udata)
+    }
+
     fn req_notify_cq(cq: &Cq, solicited_only: bool) -> Result {
         cq.request_notify(solicited_only);
         Ok(())
@@ -263,6 +275,15 @@ impl Driver for RroceDevice {
 
     fn reg_user_mr(dev: &Device<Self>, pd: &u32, region: &UserRegion) -> Result<(Mr, MrKeys)> {
         Mr::register(dev, *pd, region)
+    }
+
+    fn rereg_user_mr(
+        _dev: &Device<Self>,
+        mr: &Mr,
+        pd: Option<&u32>,
+        access: Option<Access>,
+    ) -> Result {
+        mr.rereg(pd.copied(), access)
     }
 
     fn dereg_mr(dev: &Device<Self>, mr: Mr) {
@@ -325,6 +346,10 @@ impl Driver for RroceDevice {
         qp.post_send(dev)
     }
 
+    fn counters(dev: &Device<Self>, values: &mut [u64]) {
+        dev.data().counters.read(values);
+    }
+
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         crate::udp::receive(dev, skb);
     }
@@ -382,6 +407,7 @@ impl NewLink for RroceDevice {
                 ahs <- ah::new_table(),
                 ah_map <- ObjectMap::new(),
                 last_pd: AtomicU32::new(0),
+                counters: Counters::new(),
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,

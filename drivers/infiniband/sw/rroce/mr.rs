@@ -14,6 +14,7 @@ use crate::kernel_ext::{
     random_u32,
     rdma::{Access, AtomicOp, Device, MrKeys, Umem, UserRegion},
 };
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{prelude::*, sync::Arc};
 
 /// The most MRs a device holds: the index part of a key, less index 0.
@@ -43,9 +44,12 @@ pub(crate) struct MrCore {
     umem: Umem,
     /// The address work requests and peers name the first byte by.
     iova: u64,
-    access: Access,
+    /// The access rights and PD, which a reregistration may change.
+    access: AtomicU32,
     key: u32,
-    pd: u32,
+    pd: AtomicU32,
+    /// Whether the pages were pinned writable.
+    writable: bool,
 }
 
 /// Why a key and range were refused.
@@ -79,9 +83,10 @@ impl Mr {
             MrCore {
                 umem,
                 iova: region.iova,
-                access: region.access,
+                access: AtomicU32::new(region.access.bits()),
                 key,
-                pd,
+                pd: AtomicU32::new(pd),
+                writable: region.access.is_writable(),
             },
             GFP_KERNEL,
         )
@@ -96,6 +101,24 @@ impl Mr {
             rkey: key,
         };
         Ok((Self { core }, keys))
+    }
+
+    /// Moves the MR to PD `pd` or gives it `access`, in place. Write rights
+    /// for pages that were pinned read-only need new pages: `EOPNOTSUPP`.
+    pub(crate) fn rereg(&self, pd: Option<u32>, access: Option<Access>) -> Result {
+        if let Some(access) = access {
+            if !SUPPORTED_ACCESS.contains(access) {
+                return Err(eopnotsupp());
+            }
+            if access.is_writable() && !self.core.writable {
+                return Err(eopnotsupp());
+            }
+            self.core.access.store(access.bits(), Ordering::Release);
+        }
+        if let Some(pd) = pd {
+            self.core.pd.store(pd, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Withdraws the keys; the pages are unpinned once the last work
@@ -121,9 +144,9 @@ pub(crate) fn lookup(
         .data()
         .mr_map()
         .get(key >> INDEX_SHIFT)
-        .filter(|mr| mr.key == key && mr.pd == pd)
+        .filter(|mr| mr.key == key && mr.pd.load(Ordering::Acquire) == pd)
         .ok_or(MrError::Key)?;
-    if !mr.access.contains(access) {
+    if !Access::from_bits(mr.access.load(Ordering::Acquire)).contains(access) {
         return Err(MrError::Access);
     }
     let offset = va.checked_sub(mr.iova).ok_or(MrError::Range)?;

@@ -8,6 +8,7 @@
 //! and the device timer (retransmission). The requester side lives in
 //! `req.rs`, the responder side in `resp.rs`.
 
+use crate::counters::Counter;
 use crate::cq::{Cq, CqCore};
 use crate::device::{RroceDevice, PORT};
 use crate::index::IndexTable;
@@ -296,7 +297,11 @@ impl QpCore {
         payload_len: usize,
         fill: impl FnOnce(&mut [u8]) -> Result,
     ) {
-        let _ = xmit::send(dev, av, self.sport, headers, payload_len, fill);
+        let counter = match xmit::send(dev, av, self.sport, headers, payload_len, fill) {
+            Ok(()) => Counter::SentPkts,
+            Err(_) => Counter::SendErr,
+        };
+        dev.data().count(counter);
     }
 
     /// Runs the send queue, unless the QP is gone.
@@ -319,6 +324,7 @@ impl QpCore {
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
         if inner.dead {
+            dev.data().count(Counter::DropBadState);
             return;
         }
         if pkt.headers.bth.opcode.is_request() {

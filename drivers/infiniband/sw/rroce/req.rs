@@ -9,6 +9,7 @@
 //! all a retransmission needs: going back to a PSN means finding the request
 //! that holds it and sending again from that packet.
 
+use crate::counters::Counter;
 use crate::device::RroceDevice;
 use crate::kernel_ext::{
     jiffies,
@@ -747,10 +748,12 @@ pub(crate) fn receive_response(
             match aeth.syndrome {
                 Syndrome::Ack { .. } => ack_through(req, psn),
                 Syndrome::RnrNak { timer } => {
+                    dev.data().count(Counter::RnrNakRcvd);
                     ack_through(req, before);
                     req.rnr_retries = req.rnr_retries.saturating_add(1);
                     let limit = inner.attr.rnr_retry;
                     if limit != 7 && req.rnr_retries > limit {
+                        dev.data().count(Counter::RnrRetryExceeded);
                         if let Some(k) = req.find(psn) {
                             fail(qp, inner, k, WcStatus::RnrRetryExcErr);
                         }
@@ -762,6 +765,7 @@ pub(crate) fn receive_response(
                 Syndrome::Nak(code) => {
                     ack_through(req, before);
                     if code == NakCode::PsnSequenceError {
+                        dev.data().count(Counter::SeqNakRcvd);
                         rewind(req, psn);
                     } else if let Some(k) = req.find(psn) {
                         let status = match code {
@@ -865,11 +869,13 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
         return;
     }
     if req.retries >= inner.attr.retry_cnt {
+        dev.data().count(Counter::RetryExceeded);
         let head = req.head;
         fail(qp, inner, head, WcStatus::RetryExcErr);
         return;
     }
     req.retries += 1;
+    dev.data().count(Counter::Retransmits);
     req.progress_at = now;
     let una = req.una;
     rewind(req, una);

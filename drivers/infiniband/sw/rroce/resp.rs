@@ -8,6 +8,7 @@
 //! against the MR before a byte is copied, and a request that fails the
 //! checks is answered with a NAK, never carried out in part.
 
+use crate::counters::Counter;
 use crate::device::RroceDevice;
 use crate::kernel_ext::rdma::{
     rxe_abi::{RecvWqe, Wc, WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
@@ -138,6 +139,7 @@ pub(crate) fn receive(
     ip: &[u8],
 ) {
     if !matches!(inner.attr.state, QpState::Rtr | QpState::Rts) {
+        dev.data().count(Counter::DropBadState);
         return;
     }
     let opcode = pkt.headers.bth.opcode;
@@ -146,6 +148,7 @@ pub(crate) fn receive(
         (Transport::Rc, QpType::Rc) | (Transport::Uc, QpType::Uc) | (Transport::Ud, QpType::Ud)
     );
     if !transport_ok || pkt.payload.len() > qp.mtu(inner) as usize {
+        dev.data().count(Counter::DropBadHeader);
         return;
     }
     match qp.qp_type {
@@ -160,12 +163,15 @@ fn receive_rc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: 
     let psn = bth.psn;
     let epsn = inner.resp.epsn;
     if psn.before(epsn) {
+        dev.data().count(Counter::DuplicateRequest);
         duplicate(dev, qp, inner, pkt);
         return;
     }
     if psn != epsn {
+        dev.data().count(Counter::OutOfSeqRequest);
         if inner.resp.nak_sent != Some(epsn) {
             inner.resp.nak_sent = Some(epsn);
+            dev.data().count(Counter::SeqNakSent);
             send_ack(
                 dev,
                 qp,
@@ -179,11 +185,15 @@ fn receive_rc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: 
     match execute(dev, qp, inner, pkt) {
         Ok(()) => {}
         Err(Refusal::NotReady) => {
+            dev.data().count(Counter::RnrNakSent);
             let timer = inner.attr.min_rnr_timer;
             send_ack(dev, qp, inner, psn, Syndrome::RnrNak { timer });
         }
         Err(Refusal::Nak(code)) => {
             // The request is dropped whole; the requester's QP fails.
+            if code == NakCode::RemoteAccessError {
+                dev.data().count(Counter::AccessNakSent);
+            }
             inner.resp.write = None;
             send_ack(dev, qp, inner, psn, Syndrome::Nak(code));
         }

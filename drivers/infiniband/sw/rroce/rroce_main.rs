@@ -18,6 +18,7 @@ mod bindings;
 mod kernel_ext;
 
 mod ah;
+mod counters;
 mod cq;
 mod device;
 mod index;

@@ -4,6 +4,7 @@
 //! device and closed with the last, so that rroce holds the port only while
 //! it has a device (the C rxe holds it for as long as it is loaded).
 
+use crate::counters::Counter;
 use crate::device::RroceDevice;
 use crate::kernel_ext::{
     errno::eaddrinuse,
@@ -41,17 +42,23 @@ impl EncapReceiver for Receiver {
 /// Handles a packet for `dev`: checks it and gives it to its QP. Anything
 /// malformed, unsealed or for no QP is dropped.
 pub(crate) fn receive(dev: &Device<RroceDevice>, skb: SkBuff) {
+    let data = dev.data();
+    data.count(Counter::RcvdPkts);
     let Some((ip, udp, payload)) = xmit::split_received(&skb) else {
+        data.count(Counter::DropBadHeader);
         return;
     };
     if !xmit::icrc_ok(ip, udp, payload) {
+        data.count(Counter::DropBadIcrc);
         return;
     }
     let Ok(pkt) = Packet::parse(payload, MAX_PAYLOAD) else {
+        data.count(Counter::DropBadHeader);
         return;
     };
-    if let Some(qp) = dev.data().qp_map().get(pkt.headers.bth.dest_qpn) {
-        qp.receive(dev, &pkt, ip);
+    match data.qp_map().get(pkt.headers.bth.dest_qpn) {
+        Some(qp) => qp.receive(dev, &pkt, ip),
+        None => data.count(Counter::DropUnknownQp),
     }
 }
 

@@ -36,8 +36,9 @@ perf "$BW" ib_read_bw -a -n 5
 perf "$BW" ib_atomic_bw -n 200
 perf "$LAT" ib_send_lat -s 64 -n 100
 perf "$LAT" ib_write_lat -s 64 -n 100
-perf "$LAT" ib_read_lat -s 64 -n 100
-perf "$LAT" ib_atomic_lat -n 100
+# Their servers print no result: their exit status tells.
+SERVER_CHECK=. perf "$LAT" ib_read_lat -s 64 -n 100
+SERVER_CHECK=. perf "$LAT" ib_atomic_lat -n 100
 
 rdma link delete rroce0 && rmmod rroce
 ktap_result $? "delete the device and unload"

@@ -8,7 +8,7 @@
 vm_main 2
 
 require_cmd ibv_rc_pingpong ibv_uc_pingpong rdma python3
-ktap_plan 6
+ktap_plan 7
 
 load_rroce && rdma link add rroce0 type rroce netdev eth0
 ktap_result $? "rroce0 on eth0"
@@ -22,6 +22,14 @@ pair uc_pingpong_v4 18516 "$ITERS" ibv_uc_pingpong -d rroce0 -g "$gid4" -p 18516
 # The TCP exchange stays on IPv4; the RDMA traffic uses the IPv6 GID.
 pair rc_pingpong_v6 18517 "$ITERS" \
 	ibv_rc_pingpong -d rroce0 -g "$gid6" -p 18517 -n 200 -s 10000 -c
+
+# The counters saw the traffic, and no packet with a bad ICRC.
+stats=$(rdma statistic show link rroce0/1)
+echo "# $stats"
+counter() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"$stats"; }
+[ "$(counter sent_pkts)" -gt 600 ] && [ "$(counter rcvd_pkts)" -gt 600 ] &&
+	[ "$(counter drop_bad_icrc)" = 0 ]
+ktap_result $? "rdma statistic: $(counter sent_pkts) packets sent, $(counter rcvd_pkts) received, none with a bad ICRC"
 
 rdma link delete rroce0 && rmmod rroce
 ktap_result $? "delete the device and unload"

@@ -162,7 +162,8 @@ gid_index() {
 # pair NAME PORT CHECK CMD...: a client/server tool run across the VMs. VM 1
 # runs CMD as the server, listening on TCP PORT; VM 2 runs CMD with the
 # address $PEER (default: VM 1's IPv4 address) appended. Each side is one
-# KTAP line, which passes if CMD succeeds and its output matches CHECK.
+# KTAP line, which passes if CMD succeeds and its output matches CHECK (the
+# server's: $SERVER_CHECK, if set, for tools whose server prints no result).
 pair() {
 	local name=$1 port=$2 check=$3 pid status
 	shift 3
@@ -173,7 +174,7 @@ pair() {
 		await $pid
 		status=$?
 		sed 's/^/#   /' "/tmp/$name.out"
-		[ $status = 0 ] && grep -Eq "$check" "/tmp/$name.out"
+		[ $status = 0 ] && grep -Eq "${SERVER_CHECK:-$check}" "/tmp/$name.out"
 		ktap_result $? "$name, server side"
 	else
 		vm_wait "$name" && run timeout "${PAIR_TIMEOUT:-120}" "$@" "${PEER:-$(peer_ip4)}" &&

@@ -27,9 +27,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-#define PLAN		31
+#define PLAN		37
 #define FUZZ_CALLS	2000
 #define FUZZ_BATCH	100	/* calls per uverbs fd */
 #define FUZZ_IN_WORDS	48	/* payload bound, in u32s (legacy) */
@@ -419,6 +420,72 @@ static void test_pd(void)
 		      sizeof(dealloc), 0),
 	       EOPNOTSUPP, "DEALLOC_PD with non-zero bytes past its request");
 	close(fd);
+}
+
+static int reg_mr(int fd, __u32 pd, void *buf, __u64 len, __u32 access,
+		  struct ib_uverbs_reg_mr_resp *resp)
+{
+	struct ib_uverbs_reg_mr cmd = {
+		.response = ptr(resp), .start = ptr(buf), .length = len,
+		.hca_va = ptr(buf), .pd_handle = pd, .access_flags = access,
+	};
+
+	return uv_cmd(fd, IB_USER_VERBS_CMD_REG_MR, &cmd, sizeof(cmd), sizeof(*resp));
+}
+
+/* The flags of REREG_MR (the kernel's enum ib_mr_rereg_flags). */
+#define REREG_TRANS	1
+#define REREG_PD	2
+#define REREG_ACCESS	4
+
+static int rereg_mr(int fd, __u32 mr, __u32 flags, __u32 pd, __u32 access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ib_uverbs_rereg_mr cmd = {
+		.response = ptr(&resp), .mr_handle = mr, .flags = flags,
+		.pd_handle = pd, .access_flags = access,
+	};
+
+	return uv_cmd(fd, IB_USER_VERBS_CMD_REREG_MR, &cmd, sizeof(cmd), sizeof(resp));
+}
+
+/*
+ * REREG_MR, which rdma-core's rxe provider does not offer, so only a raw
+ * command reaches it: rroce changes an MR's PD and rights in place, refuses a
+ * new translation, and write rights for pages pinned read-only.
+ */
+static void test_rereg_mr(void)
+{
+	struct ib_uverbs_alloc_pd_resp pd1, pd2;
+	struct ib_uverbs_reg_mr_resp mr, ro;
+	struct ib_uverbs_dereg_mr dereg = { 0 };
+	char *buf = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open_context();
+
+	if (buf == MAP_FAILED || alloc_pd(fd, ptr(&pd1)) || alloc_pd(fd, ptr(&pd2)) ||
+	    reg_mr(fd, pd1.pd_handle, buf, page_size, IB_UVERBS_ACCESS_LOCAL_WRITE, &mr) ||
+	    reg_mr(fd, pd1.pd_handle, buf + page_size, page_size,
+		   IB_UVERBS_ACCESS_REMOTE_READ, &ro)) {
+		printf("# setup for REREG_MR failed\n");
+		exit(1);
+	}
+	expect(rereg_mr(fd, mr.mr_handle, REREG_ACCESS, 0,
+			IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_REMOTE_WRITE), 0,
+	       "REREG_MR of the rights: remote write added");
+	expect(rereg_mr(fd, mr.mr_handle, REREG_PD, pd2.pd_handle, 0), 0,
+	       "REREG_MR of the PD");
+	expect(dealloc_pd(fd, pd2.pd_handle), EBUSY, "the new PD is in use: EBUSY");
+	expect(rereg_mr(fd, mr.mr_handle, REREG_TRANS, 0, 0), EOPNOTSUPP,
+	       "REREG_MR of the translation: EOPNOTSUPP");
+	expect(rereg_mr(fd, ro.mr_handle, REREG_ACCESS, 0,
+			IB_UVERBS_ACCESS_REMOTE_WRITE | IB_UVERBS_ACCESS_LOCAL_WRITE),
+	       EOPNOTSUPP, "write rights for pages pinned read-only: EOPNOTSUPP");
+	dereg.mr_handle = mr.mr_handle;
+	uv_cmd(fd, IB_USER_VERBS_CMD_DEREG_MR, &dereg, sizeof(dereg), 0);
+	expect(dealloc_pd(fd, pd2.pd_handle), 0, "the MR deregistered, its new PD goes");
+	close(fd);
+	munmap(buf, 2 * page_size);
 }
 
 /*
@@ -843,6 +910,7 @@ int main(int argc, char **argv)
 	test_get_context();
 	test_bad_response();
 	test_pd();
+	test_rereg_mr();
 	test_ex_query_device();
 	test_bad_headers();
 	test_fuzz(seed);

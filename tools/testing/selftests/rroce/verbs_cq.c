@@ -2,8 +2,9 @@
 /*
  * Completion queues through unmodified libibverbs and its rxe provider,
  * which mmaps each CQ's ring and polls it without a system call: create
- * (with and without a completion channel), poll an empty ring, arm, destroy,
- * refuse bad sizes, and leave cleanup of what a process forgot to the kernel.
+ * (with and without a completion channel), poll an empty ring, arm, resize,
+ * destroy, refuse bad sizes, and leave cleanup of what a process forgot to
+ * the kernel.
  *
  * Usage: verbs_cq DEVICE.  Prints KTAP; exits 0 if every case passed.
  */
@@ -30,7 +31,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..9\n");
+	printf("TAP version 13\n1..11\n");
 	ctx = open_device(argv[1]);
 	report(ctx != NULL, "open the device");
 	if (!ctx)
@@ -47,6 +48,13 @@ int main(int argc, char **argv)
 	report(ibv_poll_cq(cq, 4, wc) == 0, "polling the empty ring finds nothing");
 	report(!ibv_req_notify_cq(cq, 0) && !ibv_req_notify_cq(cq, 1),
 	       "arm for the next and for the next solicited completion");
+	/* The provider maps the new ring the response names. */
+	report(!ibv_resize_cq(cq, 1000) && cq->cqe >= 1000 && ibv_poll_cq(cq, 4, wc) == 0 &&
+	       !ibv_resize_cq(cq, 10) && cq->cqe >= 10 && cq->cqe < 1000 &&
+	       ibv_poll_cq(cq, 4, wc) == 0,
+	       "resize to 1000 and back to 10, polling the new ring each time");
+	report(ibv_resize_cq(cq, MAX_CQE + 1) == EINVAL && cq->cqe >= 10,
+	       "resize beyond max_cqe: EINVAL, the CQ unchanged");
 	report(!ibv_destroy_cq(cq), "destroy it");
 
 	channel = ibv_create_comp_channel(ctx);

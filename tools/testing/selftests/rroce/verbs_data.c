@@ -6,13 +6,18 @@
  * RDMA WRITE and READ back, WRITE with immediate; fetch-and-add and
  * compare-and-swap; unsignalled SENDs. On fresh QPs: wrong rkey, wrong lkey
  * and a READ past the remote MR fail as they should and flush what follows;
- * a QP connected to nowhere exhausts its retries. Data is compared byte for
+ * a QP connected to nowhere exhausts its retries. On QPs and CQs of their own:
+ * a CQ with a completion channel signals the next completion, and when armed
+ * for solicited ones only, a solicited one but not another; an SRQ feeds an RC
+ * QP its receives in order and raises its limit event, which disarms it; a
+ * full CQ puts the receiving QP in the error state. Data is compared byte for
  * byte; every wait gives up after 10 s.
  *
  * Usage: verbs_data DEVICE.  Prints KTAP; exits 0 if every case passed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +36,7 @@
 #define WIMM_OFF 24576		/* in tgt: the RDMA WRITE with immediate */
 #define ATOMIC_OFF 32768	/* in tgt: the u64 of the atomics */
 #define BAD_QPN 0xfffff0	/* 24 bits, but rroce numbers its QPs below 65536 */
+#define OWN 2			/* checks[].breaks: sets up and tears down its own QPs */
 #define RIGHTS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -121,15 +127,21 @@ static int ipv4_gid(void)
 	return -1;
 }
 
-static struct ibv_qp *create_qp(struct ibv_cq *cq)
+/* An RC QP on @cq; its receives come from @srq unless that is NULL. */
+static struct ibv_qp *create_srq_qp(struct ibv_cq *cq, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr a = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
-			 .max_recv_sge = 4, .max_inline_data = 256 },
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
+		.cap = { .max_send_wr = 64, .max_recv_wr = srq ? 0 : 64, .max_send_sge = 4,
+			 .max_recv_sge = srq ? 0 : 4, .max_inline_data = 256 },
 	};
 
 	return ibv_create_qp(pd, &a);
+}
+
+static struct ibv_qp *create_qp(struct ibv_cq *cq)
+{
+	return create_srq_qp(cq, NULL);
 }
 
 /* Takes an RC QP to RTS, talking to @dest_qpn at our own GID. */
@@ -163,11 +175,14 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint8_t timeout, uin
 	return !err;
 }
 
-static int make_pair(struct pair *p)
+/* A pair whose B has a CQ of @cqe_b on @channel (if not NULL) and takes from @srq (if not NULL). */
+static int make_pair_with(struct pair *p, int cqe_b, struct ibv_comp_channel *channel,
+			  struct ibv_srq *srq)
 {
 	for (int i = 0; i < 2; i++) {
-		p->cq[i] = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-		p->qp[i] = p->cq[i] ? create_qp(p->cq[i]) : NULL;
+		p->cq[i] = i ? ibv_create_cq(ctx, cqe_b, NULL, channel, 0) :
+			       ibv_create_cq(ctx, 256, NULL, NULL, 0);
+		p->qp[i] = p->cq[i] ? create_srq_qp(p->cq[i], i ? srq : NULL) : NULL;
 		if (!p->qp[i]) {
 			printf("# creating a CQ or QP: %s\n", strerror(errno));
 			return 0;
@@ -175,6 +190,11 @@ static int make_pair(struct pair *p)
 	}
 	return connect_qp(p->qp[0], p->qp[1]->qp_num, 14, 7) &&
 	       connect_qp(p->qp[1], p->qp[0]->qp_num, 14, 7);
+}
+
+static int make_pair(struct pair *p)
+{
+	return make_pair_with(p, 256, NULL, NULL);
 }
 
 static int destroy_pair(struct pair *p)
@@ -494,9 +514,275 @@ static int peer_gone(struct pair *p)
 	return (!qp || !ibv_destroy_qp(qp)) && ok;
 }
 
+/* Waits up to @secs for @fd to be readable. */
+static int readable(int fd, double secs)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	double end = now() + secs, left;
+
+	while ((left = end - now()) > 0)
+		if (poll(&pfd, 1, left * 1000 + 1) > 0)
+			return 1;
+	return 0;
+}
+
+/* Within 10 s, @channel has an event, of @cq; it is acknowledged. */
+static int cq_event(struct ibv_comp_channel *channel, struct ibv_cq *cq)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (!readable(channel->fd, WAIT_S)) {
+		printf("# no completion event within %d s\n", WAIT_S);
+		return 0;
+	}
+	if (ibv_get_cq_event(channel, &ev_cq, &ev_ctx)) {
+		printf("# ibv_get_cq_event: %s\n", strerror(errno));
+		return 0;
+	}
+	ibv_ack_cq_events(ev_cq, 1);
+	if (ev_cq == cq)
+		return 1;
+	printf("# an event of CQ %p, not %p\n", (void *)ev_cq, (void *)cq);
+	return 0;
+}
+
+/* A SENDs @len bytes of src at @off, with @flags, into B's receive @wr_id at rcv1 + @off. */
+static int send_one(struct pair *p, uint64_t wr_id, int off, uint32_t len, unsigned int flags)
+{
+	struct ibv_sge s = SGE(mr_src, src + off, len), r = SGE(mr_rcv1, rcv1 + off, len);
+	struct ibv_send_wr wr = wr_of(wr_id + 1, IBV_WR_SEND, &s, 1, NULL);
+
+	wr.send_flags |= flags;
+	fill(src + off, len, wr_id);
+	return post_recv(p->qp[1], wr_id, &r, 1) && send_wait(p, &wr, IBV_WC_SUCCESS);
+}
+
+/* B's receive @wr_id of send_one() completed, with the data. */
+static int got_one(struct pair *p, uint64_t wr_id, int off, uint32_t len)
+{
+	return recv_wait(p, wr_id, IBV_WC_RECV, len, 0) &&
+	       same("received", rcv1 + off, src + off, len);
+}
+
+static int comp_channel(struct pair *unused)
+{
+	struct ibv_comp_channel *channel = ibv_create_comp_channel(ctx);
+	struct pair p = { 0 };
+	int ok, err;
+
+	(void)unused;
+	if (!channel) {
+		printf("# ibv_create_comp_channel: %s\n", strerror(errno));
+		return 0;
+	}
+	memset(rcv1, 0, RCV1_LEN);
+	ok = make_pair_with(&p, 16, channel, NULL);
+	err = ok ? ibv_req_notify_cq(p.cq[1], 0) : 0;
+	if (err)
+		printf("# ibv_req_notify_cq: %s\n", strerror(err));
+	ok = ok && !err && send_one(&p, 100, 0, 200, 0) && cq_event(channel, p.cq[1]) &&
+	     got_one(&p, 100, 0, 200);
+
+	/* Solicited only: a plain SEND completes but does not signal. */
+	err = ok ? ibv_req_notify_cq(p.cq[1], 1) : 0;
+	if (err)
+		printf("# ibv_req_notify_cq, solicited only: %s\n", strerror(err));
+	ok = ok && !err && send_one(&p, 110, 1024, 300, 0) && got_one(&p, 110, 1024, 300);
+	if (ok && readable(channel->fd, 0.3)) {
+		printf("# an event for a completion that is not solicited\n");
+		ok = 0;
+	}
+	ok = ok && send_one(&p, 120, 2048, 400, IBV_SEND_SOLICITED) &&
+	     cq_event(channel, p.cq[1]) && got_one(&p, 120, 2048, 400);
+
+	/* The CQ goes before its channel; every event was acknowledged. */
+	ok = destroy_pair(&p) && ok;
+	return !ibv_destroy_comp_channel(channel) && ok;
+}
+
+/* Within 10 s, the context has an async event of @type (others are skipped); acknowledged. */
+static int async_event(enum ibv_event_type type, struct ibv_async_event *ev)
+{
+	double end = now() + WAIT_S;
+
+	while (readable(ctx->async_fd, end - now())) {
+		if (ibv_get_async_event(ctx, ev)) {
+			printf("# ibv_get_async_event: %s\n", strerror(errno));
+			return 0;
+		}
+		ibv_ack_async_event(ev);
+		if (ev->event_type == type)
+			return 1;
+		printf("# async event %s skipped\n", ibv_event_type_str(ev->event_type));
+	}
+	printf("# no async event %s within %d s\n", ibv_event_type_str(type), WAIT_S);
+	return 0;
+}
+
+static int post_srq_recv(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg, int n)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = n }, *bad;
+	int err = ibv_post_srq_recv(srq, &wr, &bad);
+
+	if (err)
+		printf("# ibv_post_srq_recv: %s\n", strerror(err));
+	return !err;
+}
+
+#define SRQ_POSTED 8
+#define SRQ_SENT 5
+#define SRQ_HEAD 32		/* of each receive, in rcv1; the rest in rcv2 */
+
+/*
+ * 8 receives of 2 SGEs on the SRQ, limit 4; 5 SENDs from A take the first 5
+ * in order, leaving 3: the limit event, once.
+ */
+static int srq_limit(struct pair *unused)
+{
+	struct ibv_srq_init_attr init = { .attr = { .max_wr = 16, .max_sge = 2 } };
+	struct ibv_srq_attr sa = { 0 };
+	struct ibv_sge r[SRQ_POSTED][2], s;
+	struct ibv_async_event ev;
+	struct ibv_send_wr wr;
+	struct ibv_srq *srq;
+	struct pair p = { 0 };
+	uint32_t len;
+	int i, ok, err;
+
+	(void)unused;
+	srq = ibv_create_srq(pd, &init);
+	if (!srq) {
+		printf("# ibv_create_srq: %s\n", strerror(errno));
+		return 0;
+	}
+	err = ibv_query_srq(srq, &sa);
+	ok = !err && sa.max_wr >= 16 && sa.max_sge >= 2 && sa.srq_limit == 0;
+	if (!ok)
+		printf("# ibv_query_srq: %s, max_wr %u, max_sge %u, srq_limit %u\n",
+		       strerror(err), sa.max_wr, sa.max_sge, sa.srq_limit);
+	ok = ok && make_pair_with(&p, 256, NULL, srq);
+
+	memset(rcv1, 0, RCV1_LEN);
+	memset(rcv2, 0, RCV2_LEN);
+	for (i = 0; i < SRQ_POSTED && ok; i++) {
+		r[i][0] = SGE(mr_rcv1, rcv1 + i * 512, SRQ_HEAD);
+		r[i][1] = SGE(mr_rcv2, rcv2 + i * 2048, 2048);
+		ok = post_srq_recv(srq, 200 + i, r[i], 2);
+	}
+	err = ok ? ibv_modify_srq(srq, &(struct ibv_srq_attr){ .srq_limit = 4 }, IBV_SRQ_LIMIT) : 0;
+	if (err)
+		printf("# ibv_modify_srq: %s\n", strerror(err));
+	ok = ok && !err && !ibv_query_srq(srq, &sa);
+	if (ok && sa.srq_limit != 4) {
+		printf("# srq_limit %u once armed with 4\n", sa.srq_limit);
+		ok = 0;
+	}
+
+	/* Message i: 100 + 300 i bytes (the last one of 2 packets) of src + 4096 i. */
+	for (i = 0; i < SRQ_SENT && ok; i++) {
+		len = 100 + 300 * i;
+		s = SGE(mr_src, src + i * 4096, len);
+		wr = wr_of(210 + i, IBV_WR_SEND, &s, 1, NULL);
+		fill(src + i * 4096, len, 20 + i);
+		ok = send_wait(&p, &wr, IBV_WC_SUCCESS);
+	}
+	for (i = 0; i < SRQ_SENT && ok; i++) {
+		len = 100 + 300 * i;
+		ok = recv_wait(&p, 200 + i, IBV_WC_RECV, len, 0) &&
+		     same("first SGE", rcv1 + i * 512, src + i * 4096, SRQ_HEAD) &&
+		     same("second SGE", rcv2 + i * 2048, src + i * 4096 + SRQ_HEAD,
+			  len - SRQ_HEAD) &&
+		     all("past the message", rcv2 + i * 2048 + len - SRQ_HEAD,
+			 2048 - (len - SRQ_HEAD), 0);
+	}
+	ok = ok && all("the receives not taken", rcv2 + SRQ_SENT * 2048,
+		       (SRQ_POSTED - SRQ_SENT) * 2048, 0);
+
+	ok = ok && async_event(IBV_EVENT_SRQ_LIMIT_REACHED, &ev);
+	if (ok && ev.element.srq != srq) {
+		printf("# the limit event of SRQ %p, not %p\n", (void *)ev.element.srq,
+		       (void *)srq);
+		ok = 0;
+	}
+	ok = ok && !ibv_query_srq(srq, &sa);
+	if (ok && sa.srq_limit != 0) {
+		printf("# srq_limit %u after the limit event\n", sa.srq_limit);
+		ok = 0;
+	}
+
+	/* The QPs go before their SRQ. */
+	ok = destroy_pair(&p) && ok;
+	return !ibv_destroy_srq(srq) && ok;
+}
+
+/*
+ * B's CQ holds N completions (4 asked); N + 2 SENDs into N + 2 receives
+ * fill it, and the next receive completion puts B in the error state.
+ */
+static int cq_overflow(struct pair *unused)
+{
+	struct ibv_qp_init_attr qia;
+	struct ibv_qp_attr qa = { 0 };
+	struct ibv_sge s[64], r[64];
+	struct ibv_send_wr wr;
+	struct pair p = { 0 };
+	struct ibv_wc wc[16];
+	int i, n = 0, got = 0, ok, err;
+	double end;
+
+	(void)unused;
+	ok = make_pair_with(&p, 4, NULL, NULL);
+	if (ok) {
+		n = p.cq[1]->cqe;
+		printf("# B's CQ holds %d completions\n", n);
+		ok = n >= 4 && n + 2 <= 64;	/* what the queues and rcv1 take */
+		if (!ok)
+			printf("# expected 4 to 62\n");
+	}
+	fill(src, 64 * 64, 30);
+	memset(rcv1, 0, RCV1_LEN);
+	for (i = 0; i < n + 2 && ok; i++) {
+		r[i] = SGE(mr_rcv1, rcv1 + i * 64, 64);
+		ok = post_recv(p.qp[1], 300 + i, &r[i], 1);
+	}
+	/* A's completions are not looked at: A may fail once B stops answering. */
+	for (i = 0; i < n + 2 && ok; i++) {
+		s[i] = SGE(mr_src, src + i * 64, 16);
+		wr = wr_of(400 + i, IBV_WR_SEND, &s[i], 1, NULL);
+		ok = post_send(p.qp[0], &wr);
+	}
+
+	end = now() + WAIT_S;
+	while (ok) {
+		err = ibv_query_qp(p.qp[1], &qa, IBV_QP_STATE, &qia);
+		if (err) {
+			printf("# ibv_query_qp: %s\n", strerror(err));
+			ok = 0;
+		} else if (qa.qp_state == IBV_QPS_ERR) {
+			break;
+		} else if (now() > end) {
+			printf("# B still in state %d after %d s\n", qa.qp_state, WAIT_S);
+			ok = 0;
+		} else {
+			usleep(10000);
+		}
+	}
+
+	/* Bounded: B, in the error state, adds nothing more. */
+	while (ok && got <= 64 && (i = ibv_poll_cq(p.cq[1], ARRAY_SIZE(wc), wc)) > 0)
+		got += i;
+	if (ok) {
+		printf("# %d completions in B's CQ\n", got);
+		ok = i >= 0 && got <= n;
+	}
+	return destroy_pair(&p) && ok;
+}
+
 static const struct {
 	int (*run)(struct pair *p);
-	int breaks;	/* wants fresh QPs, and leaves them in the error state */
+	/* 1: wants fresh QPs, and leaves them in the error state; OWN: does not use p */
+	int breaks;
 	const char *what;
 } checks[] = {
 	{ send_sges, 0, "SEND of 3 SGEs, 8100 bytes, into a receive of 2 SGEs in 2 MRs" },
@@ -510,6 +796,12 @@ static const struct {
 	{ bad_lkey, 1, "SEND with a wrong lkey: LOC_PROT_ERR, flush" },
 	{ read_beyond, 1, "RDMA READ past the remote MR: REM_ACCESS_ERR, nothing read, flush" },
 	{ peer_gone, 0, "SEND to a QP number that does not exist: RETRY_EXC_ERR" },
+	{ comp_channel, OWN, "completion channel: an event for the next completion; "
+			     "solicited only: none for a plain SEND, one for a solicited" },
+	{ srq_limit, OWN, "SRQ of 16: 5 SENDs take the first 5 of 8 receives of 2 SGEs in order, "
+			  "limit 4 raises SRQ_LIMIT_REACHED and disarms" },
+	{ cq_overflow, OWN, "B's CQ of 4 holds N; N + 2 SENDs overflow it: B in the error state, "
+			    "at most N completions" },
 };
 
 int main(int argc, char **argv)
@@ -538,14 +830,15 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < ARRAY_SIZE(checks); i++) {
 		ok = 1;
-		if (fresh || checks[i].breaks) {
+		if (checks[i].breaks != OWN && (fresh || checks[i].breaks)) {
 			destroy_pair(&p);
 			ok = make_pair(&p);
 		}
 		ok = ok && checks[i].run(&p);
 		report(ok, checks[i].what);
 		/* What a failed case leaves behind must not disturb the next. */
-		fresh = !ok || checks[i].breaks;
+		if (checks[i].breaks != OWN)
+			fresh = !ok || checks[i].breaks;
 	}
 
 	ok = destroy_pair(&p) && !ibv_dereg_mr(mr_src) && !ibv_dereg_mr(mr_back) &&

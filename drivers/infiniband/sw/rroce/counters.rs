@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device's counters, which `rdma statistic show link rroce0/1` shows:
+//! packets, the protocol's recovery events, and drops by reason.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::{c_str, prelude::*};
+
+/// What is counted. The order is that of [`NAMES`].
+#[derive(Clone, Copy, Debug)]
+#[repr(usize)]
+pub(crate) enum Counter {
+    SentPkts,
+    RcvdPkts,
+    DuplicateRequest,
+    OutOfSeqRequest,
+    SeqNakSent,
+    SeqNakRcvd,
+    RnrNakSent,
+    RnrNakRcvd,
+    AccessNakSent,
+    Retransmits,
+    RetryExceeded,
+    RnrRetryExceeded,
+    DropBadIcrc,
+    DropBadHeader,
+    DropUnknownQp,
+    DropBadState,
+    SendErr,
+}
+
+/// The counters' names, as `rdma statistic` prints them.
+pub(crate) const NAMES: &[&CStr] = &[
+    c_str!("sent_pkts"),
+    c_str!("rcvd_pkts"),
+    c_str!("duplicate_request"),
+    c_str!("out_of_seq_request"),
+    c_str!("seq_nak_sent"),
+    c_str!("seq_nak_rcvd"),
+    c_str!("rnr_nak_sent"),
+    c_str!("rnr_nak_rcvd"),
+    c_str!("access_nak_sent"),
+    c_str!("retransmits"),
+    c_str!("retry_exceeded_err"),
+    c_str!("rnr_retry_exceeded_err"),
+    c_str!("drop_bad_icrc"),
+    c_str!("drop_bad_header"),
+    c_str!("drop_unknown_qp"),
+    c_str!("drop_bad_state"),
+    c_str!("send_err"),
+];
+
+const COUNT: usize = Counter::SendErr as usize + 1;
+const _: () = assert!(NAMES.len() == COUNT);
+
+/// One device's counters.
+pub(crate) struct Counters([AtomicU64; COUNT]);
+
+impl Counters {
+    /// All zero.
+    pub(crate) fn new() -> Self {
+        Self([const { AtomicU64::new(0) }; COUNT])
+    }
+
+    /// Counts one `c`.
+    pub(crate) fn inc(&self, c: Counter) {
+        self.0[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The values, in the order of [`NAMES`].
+    pub(crate) fn read(&self, values: &mut [u64]) {
+        for (v, c) in values.iter_mut().zip(&self.0) {
+            *v = c.load(Ordering::Relaxed);
+        }
+    }
+}
