@@ -364,3 +364,19 @@ struct net_device *rroce_skb_dev(struct sk_buff *skb)
 {
 	return skb->dev;
 }
+
+/* A lock-free list, for work posted from any context (llist.h). */
+bool rroce_llist_add(struct llist_node *node, struct llist_head *head)
+{
+	return llist_add(node, head);
+}
+
+struct llist_node *rroce_llist_del_all(struct llist_head *head)
+{
+	return llist_del_all(head);
+}
+
+bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay)
+{
+	return mod_delayed_work(system_wq, work, delay);
+}

@@ -6,6 +6,7 @@
 #ifndef RROCE_HELPERS_H
 #define RROCE_HELPERS_H
 
+#include <linux/llist.h>
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
 #include <net/ip.h>
@@ -67,5 +68,9 @@ u64 rroce_page_atomic(struct page *page, unsigned int offset, bool cmp_swap, u64
 		      u64 swap_add);
 
 struct net_device *rroce_skb_dev(struct sk_buff *skb);
+
+bool rroce_llist_add(struct llist_node *node, struct llist_head *head);
+struct llist_node *rroce_llist_del_all(struct llist_head *head);
+bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay);
 
 #endif

@@ -13,8 +13,10 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
+    kverbs::{self, QpHandle, KERNEL_WC_SIZE},
     object::Object,
     qp::write_cap,
+    rxe_abi::{RecvWqe, SendWqe, Wc},
     srq::{RawSrq, SrqAttr, SrqMask, SrqNotifier},
     stats::{self, StatDescs},
     Access, Av, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, QpAttr, QpCaps,
@@ -90,14 +92,20 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// holds; returns how many it holds now.
     fn resize_cq(cq: &Self::Cq, cqe: u32, uctx: &UserContext, udata: &UData<'_>) -> Result<u32>;
     /// Arms the CQ to signal its next completion (`solicited_only`: only
-    /// the next solicited one).
-    fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result;
+    /// the next solicited one); returns whether completions are waiting.
+    fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result<bool>;
+    /// A kernel CQ's completions, into `out`, as kernel ring elements;
+    /// returns how many. Callable in any context.
+    fn poll_cq(cq: &Self::Cq, out: &mut [[u8; KERNEL_WC_SIZE as usize]]) -> usize;
     /// Registers user memory; returns the MR's data and its keys.
     fn reg_user_mr(
         dev: &Device<Self>,
         pd: &Self::Pd,
         region: &UserRegion,
     ) -> Result<(Self::Mr, MrKeys)>;
+    /// An MR for kernel consumers that covers all kernel memory, with local
+    /// rights `access` (ib_core requires the op of a kernel verbs provider).
+    fn get_dma_mr(dev: &Device<Self>, pd: &Self::Pd, access: Access) -> Result<(Self::Mr, MrKeys)>;
     /// Changes an MR's PD (`pd`) or access rights (`access`) in place.
     fn rereg_user_mr(
         dev: &Device<Self>,
@@ -146,6 +154,11 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     ) -> Result<Self::Ah>;
     /// Destroys an address handle; its data is handed back to be dropped.
     fn destroy_ah(dev: &Device<Self>, ah: Self::Ah);
+    /// Posts a kernel consumer's send work request. Callable in any context.
+    fn post_kernel_send(dev: &Device<Self>, qp: &Self::Qp, wqe: SendWqe) -> Result;
+    /// Posts a kernel consumer's receive work request. Callable in any
+    /// context.
+    fn post_kernel_recv(dev: &Device<Self>, qp: &Self::Qp, wqe: RecvWqe) -> Result;
     /// Runs a user QP's send queue: the rxe provider's doorbell, a
     /// POST_SEND command without work requests.
     fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;
@@ -166,6 +179,8 @@ pub(crate) struct QpCqs<'a, T: Driver> {
     pub(crate) recv: &'a T::Cq,
     /// Where receive requests come from, if not from the QP's own queue.
     pub(crate) srq: Option<&'a T::Srq>,
+    /// The QP's `ib_qp`, for kernel CQs' completions.
+    pub(crate) handle: QpHandle,
 }
 
 /// Signals a CQ's completion event (its `comp_handler`, e.g. to a
@@ -357,6 +372,13 @@ impl<T: Driver> Device<T> {
             bindings::skb_queue_tail(c.rx_queue.get(), skb.into_raw());
             bindings::rroce_queue_work(c.rx_work.get());
         }
+    }
+
+    /// Fires [`Driver::tick`] now: work was posted from a context where it
+    /// could not be run. Callable in any context.
+    pub(crate) fn kick(&self) {
+        // SAFETY: As in `arm_tick`.
+        unsafe { bindings::rroce_mod_delayed_work(self.container().tick.get(), 0) };
     }
 
     /// Fires [`Driver::tick`] in `usecs` microseconds, unless it is already
@@ -581,7 +603,14 @@ type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
 type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
 type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
 type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
-type AhObject<T> = Object<bindings::ib_ah, <T as Driver>::Ah>;
+type AhObject<T> = Object<bindings::ib_ah, AhSlot<T>>;
+
+/// An AH's data behind its `ib_ah`: its address vector, which kernel UD
+/// work requests read, and for a user AH the driver's data.
+struct AhSlot<T: Driver> {
+    av: Av,
+    data: Option<T::Ah>,
+}
 type SrqObject<T> = Object<bindings::ib_srq, SrqSlot<T>>;
 
 /// An SRQ's data behind its `ib_srq`: the driver's, and the notifier.
@@ -610,6 +639,7 @@ impl<T: Driver> Adapter<T> {
         req_notify_cq: Some(Self::req_notify_cq),
         resize_cq: Some(Self::resize_cq),
         rereg_user_mr: Some(Self::rereg_user_mr),
+        get_dma_mr: Some(Self::get_dma_mr),
         reg_user_mr: Some(Self::reg_user_mr),
         dereg_mr: Some(Self::dereg_mr),
         create_qp: Some(Self::create_qp),
@@ -618,6 +648,9 @@ impl<T: Driver> Adapter<T> {
         query_qp: Some(Self::query_qp),
         post_send: Some(Self::post_send),
         create_user_ah: Some(Self::create_user_ah),
+        create_ah: Some(Self::create_ah),
+        post_recv: Some(Self::post_recv),
+        poll_cq: Some(Self::poll_cq),
         alloc_hw_port_stats: if T::COUNTER_NAMES.is_empty() {
             None
         } else {
@@ -928,10 +961,11 @@ impl<T: Driver> Adapter<T> {
     ) -> ffi::c_int {
         let solicited = flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
             == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED;
+        let report = flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
         from_result(|| {
             // SAFETY: The CQ was created by us and is alive during the call.
-            T::req_notify_cq(&unsafe { CqObject::<T>::data(cq) }.data, solicited)?;
-            Ok(0)
+            let waiting = T::req_notify_cq(&unsafe { CqObject::<T>::data(cq) }.data, solicited)?;
+            Ok((report && waiting).into())
         })
     }
 
@@ -1037,6 +1071,32 @@ impl<T: Driver> Adapter<T> {
 
     /// # Safety
     ///
+    /// Called by ib_core, with valid arguments, for a PD of our devices.
+    unsafe extern "C" fn get_dma_mr(
+        pd: *mut bindings::ib_pd,
+        access: ffi::c_int,
+    ) -> *mut bindings::ib_mr {
+        // SAFETY: The PD is ours, alive, with initialised data, during the call.
+        let (dev, pd_data) = unsafe { (Self::device((*pd).device), PdObject::<T>::data(pd)) };
+        let mr = T::get_dma_mr(dev, pd_data, Access::from_bits(access as u32)).and_then(
+            |(data, keys)| {
+                let mr = MrObject::<T>::new_boxed(data)?;
+                // SAFETY: Just allocated; ib_core fills in the rest on return.
+                unsafe {
+                    (*mr).lkey = keys.lkey;
+                    (*mr).rkey = keys.rkey;
+                }
+                Ok(mr)
+            },
+        );
+        match mr {
+            Ok(mr) => mr,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
     /// Called by ib_core, once, for an MR `reg_user_mr` returned.
     unsafe extern "C" fn dereg_mr(
         mr: *mut bindings::ib_mr,
@@ -1073,6 +1133,7 @@ impl<T: Driver> Adapter<T> {
                     send: &CqObject::<T>::data((*attr).send_cq).data,
                     recv: &CqObject::<T>::data((*attr).recv_cq).data,
                     srq: (!(*attr).srq.is_null()).then(|| &SrqObject::<T>::data((*attr).srq).data),
+                    handle: QpHandle(qp as usize),
                 };
                 let (data, qpn) = T::create_qp(dev, pd, &mut init, cqs, user)?;
                 QpInit::write_caps(&init.caps, attr);
@@ -1150,10 +1211,9 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: The QP is ours and alive during the call.
         let user = !unsafe { (*qp).uobject }.is_null();
         if !user {
-            // Kernel QPs post work requests here; not supported yet.
-            // SAFETY: `bad_wr` is valid for writes.
-            unsafe { *bad_wr = wr };
-            return crate::kernel_ext::errno::eopnotsupp().to_errno();
+            // SAFETY: A kernel consumer's valid chain of work requests for a
+            // QP of ours, whose type decides the work request type.
+            return unsafe { Self::post_kernel_sends(qp, wr, bad_wr) };
         }
         from_result(|| {
             // SAFETY: The QP is ours and alive, during the call. A user QP's
@@ -1181,7 +1241,13 @@ impl<T: Driver> Adapter<T> {
                 let av = Av::from_raw(&*(*init).ah_attr)?;
                 let udata = UData::from_raw(udata);
                 let data = T::create_user_ah(dev, pd, &av, &udata)?;
-                AhObject::<T>::write(ah, data);
+                AhObject::<T>::write(
+                    ah,
+                    AhSlot {
+                        av,
+                        data: Some(data),
+                    },
+                );
             }
             Ok(0)
         })
@@ -1192,8 +1258,33 @@ impl<T: Driver> Adapter<T> {
     /// Called by ib_core, once, for an AH `create_user_ah` made.
     unsafe extern "C" fn destroy_ah(ah: *mut bindings::ib_ah, _flags: u32) -> ffi::c_int {
         // SAFETY: The data is initialised and never used again.
-        unsafe { T::destroy_ah(Self::device((*ah).device), AhObject::<T>::take(ah)) };
+        let slot = unsafe { AhObject::<T>::take(ah) };
+        if let Some(data) = slot.data {
+            // SAFETY: The device is alive during the call.
+            T::destroy_ah(unsafe { Self::device((*ah).device) }, data);
+        }
         0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a kernel AH of our
+    /// devices, possibly in atomic context: nothing here sleeps or
+    /// allocates.
+    unsafe extern "C" fn create_ah(
+        ah: *mut bindings::ib_ah,
+        init: *mut bindings::rdma_ah_init_attr,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed AH of `size_ib_ah` bytes and
+            // attributes whose source GID it resolved.
+            unsafe {
+                let av = Av::from_raw(&*(*init).ah_attr)?;
+                AhObject::<T>::write(ah, AhSlot { av, data: None });
+            }
+            Ok(0)
+        })
     }
 
     /// # Safety
@@ -1316,5 +1407,106 @@ impl<T: Driver> Adapter<T> {
         let (dev, values) = unsafe { (Self::device(ib), stats::values(stats)) };
         T::counters(dev, values);
         values.len() as ffi::c_int
+    }
+    /// # Safety
+    ///
+    /// `wr` is a valid chain of send work requests of a kernel consumer for
+    /// the kernel QP `qp` of ours, and `bad_wr` valid for writes.
+    unsafe fn post_kernel_sends(
+        qp: *mut bindings::ib_qp,
+        mut wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> ffi::c_int {
+        // SAFETY: The QP is ours and alive during the call.
+        let (dev, data, ud) = unsafe {
+            let t = (*qp).qp_type;
+            (
+                Self::device((*qp).device),
+                QpObject::<T>::data(qp),
+                t == bindings::ib_qp_type_IB_QPT_UD || t == bindings::ib_qp_type_IB_QPT_GSI,
+            )
+        };
+        while !wr.is_null() {
+            // SAFETY: Guaranteed by the caller; a UD request's AH is a live
+            // AH of this device.
+            let posted = unsafe {
+                kverbs::send_wqe(wr, ud, |ah| {
+                    (!ah.is_null()).then(|| AhObject::<T>::data(ah).av)
+                })
+            }
+            .and_then(|wqe| T::post_kernel_send(dev, data, wqe));
+            if let Err(e) = posted {
+                // SAFETY: `bad_wr` is valid for writes.
+                unsafe { *bad_wr = wr };
+                return e.to_errno();
+            }
+            // SAFETY: A valid chain.
+            wr = unsafe { (*wr).next };
+        }
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    unsafe extern "C" fn post_recv(
+        qp: *mut bindings::ib_qp,
+        mut wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> ffi::c_int {
+        // SAFETY: The QP is ours and alive during the call. The rxe
+        // provider posts receives through the ring, never through here.
+        let (dev, data, user) = unsafe {
+            (
+                Self::device((*qp).device),
+                QpObject::<T>::data(qp),
+                !(*qp).uobject.is_null(),
+            )
+        };
+        while !wr.is_null() {
+            let posted = if user {
+                Err(crate::kernel_ext::errno::eopnotsupp())
+            } else {
+                // SAFETY: A kernel consumer's valid receive work request.
+                unsafe { kverbs::recv_wqe(wr) }.and_then(|wqe| T::post_kernel_recv(dev, data, wqe))
+            };
+            if let Err(e) = posted {
+                // SAFETY: `bad_wr` is valid for writes.
+                unsafe { *bad_wr = wr };
+                return e.to_errno();
+            }
+            // SAFETY: A valid chain.
+            wr = unsafe { (*wr).next };
+        }
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core or a kernel consumer, in any context, for a CQ of
+    /// ours, with room for `num` completions at `wc`.
+    unsafe extern "C" fn poll_cq(
+        cq: *mut bindings::ib_cq,
+        num: ffi::c_int,
+        wc: *mut bindings::ib_wc,
+    ) -> ffi::c_int {
+        const BATCH: usize = 16;
+        let want = usize::try_from(num).unwrap_or(0);
+        let mut done = 0;
+        let mut buf = [[0u8; KERNEL_WC_SIZE as usize]; BATCH];
+        while done < want {
+            let n = (want - done).min(BATCH);
+            // SAFETY: The CQ is ours and alive during the call.
+            let got = T::poll_cq(&unsafe { CqObject::<T>::data(cq) }.data, &mut buf[..n]);
+            for b in &buf[..got] {
+                // SAFETY: The caller gave room for `num` completions.
+                Wc::write_kernel(b, unsafe { &mut *wc.add(done) });
+                done += 1;
+            }
+            if got < n {
+                break;
+            }
+        }
+        done as ffi::c_int
     }
 }

@@ -106,6 +106,16 @@ impl SharedMem {
         Ok(())
     }
 
+    /// Replaces the word at `offset` by `new` if it is `old` (acquire and
+    /// release); whether it did. `EINVAL` outside.
+    pub(crate) fn compare_exchange_u32(&self, offset: usize, old: u32, new: u32) -> Result<bool> {
+        Ok(self
+            .word(offset)
+            .ok_or(EINVAL)?
+            .compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok())
+    }
+
     /// Stores `value` at `offset` with release ordering, so that userspace,
     /// reading it with acquire, sees every earlier store. `EINVAL` outside.
     pub(crate) fn store_u32(&self, offset: usize, value: u32) -> Result {

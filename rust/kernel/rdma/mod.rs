@@ -5,6 +5,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 mod device;
+pub(crate) mod kverbs;
 mod link;
 mod mmap;
 mod mr;
@@ -19,6 +20,7 @@ pub(crate) use device::{
     CqAttr, CqNotifier, Device, DeviceParams, Driver, MrKeys, QpCqs, Registry, UserContext,
     UserRegion,
 };
+pub(crate) use kverbs::{KernelSegs, QpHandle, KERNEL_WC_SIZE};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, AtomicOp, Umem};
@@ -202,6 +204,10 @@ impl DeviceAttr {
     }
 }
 
+/// `IBK_LOCAL_DMA_LKEY`: kernel consumers name their memory by the
+/// device's `local_dma_lkey`, which needs no MR.
+pub(crate) const KERNEL_CAP_LOCAL_DMA_LKEY: u64 =
+    bindings::ib_kernel_cap_flags_IBK_LOCAL_DMA_LKEY as u64;
 /// `IBK_ALLOW_USER_UNREG`: `rdma link delete` may remove the device.
 pub(crate) const KERNEL_CAP_ALLOW_USER_UNREG: u64 =
     bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;

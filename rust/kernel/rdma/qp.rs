@@ -15,16 +15,24 @@ pub(crate) enum QpType {
     Uc,
     /// Unreliable datagram.
     Ud,
+    /// The general services QP, QP1 (ib_mad's, for the CM): UD on QPN 1.
+    Gsi,
     /// Anything else (GSI, XRC, raw packet, ...), by its C value.
     Other(u32),
 }
 
 impl QpType {
+    /// Whether it carries datagrams (UD or GSI).
+    pub(crate) fn is_ud(self) -> bool {
+        matches!(self, Self::Ud | Self::Gsi)
+    }
+
     fn from_raw(t: bindings::ib_qp_type) -> Self {
         match t {
             bindings::ib_qp_type_IB_QPT_RC => Self::Rc,
             bindings::ib_qp_type_IB_QPT_UC => Self::Uc,
             bindings::ib_qp_type_IB_QPT_UD => Self::Ud,
+            bindings::ib_qp_type_IB_QPT_GSI => Self::Gsi,
             other => Self::Other(other),
         }
     }
@@ -318,6 +326,7 @@ impl QpChange {
             QpType::Rc => bindings::ib_qp_type_IB_QPT_RC,
             QpType::Uc => bindings::ib_qp_type_IB_QPT_UC,
             QpType::Ud => bindings::ib_qp_type_IB_QPT_UD,
+            QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
             QpType::Other(t) => t,
         };
         // SAFETY: A pure function of its arguments.

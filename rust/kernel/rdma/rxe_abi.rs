@@ -5,7 +5,10 @@
 //!
 //! C header: [`include/uapi/rdma/rdma_user_rxe.h`](srctree/include/uapi/rdma/rdma_user_rxe.h)
 
-use super::UserMapping;
+use super::{
+    kverbs::{KernelSegs, QpHandle},
+    Av, UserMapping,
+};
 use crate::bindings;
 use core::mem::{offset_of, size_of};
 use kernel::{prelude::*, types::AsBytes};
@@ -166,7 +169,7 @@ pub(crate) enum WrOpcode {
 }
 
 impl WrOpcode {
-    fn from_raw(op: u32) -> Option<Self> {
+    pub(super) fn from_raw(op: u32) -> Option<Self> {
         Some(match op {
             bindings::ib_wr_opcode_IB_WR_RDMA_WRITE => Self::Write,
             bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => Self::WriteImm,
@@ -205,6 +208,16 @@ pub(crate) enum SendData {
     Inline(KVec<u8>),
     /// Gathered from memory regions.
     Sges(KVec<Sge>),
+    /// A kernel consumer's memory.
+    Kernel(KernelSegs),
+}
+
+/// Where a receive's data goes.
+pub(crate) enum RecvData {
+    /// Into memory regions.
+    Sges(KVec<Sge>),
+    /// Into a kernel consumer's memory.
+    Kernel(KernelSegs),
 }
 
 /// A send queue element (`struct rxe_send_wqe`), copied out of the ring and
@@ -226,6 +239,8 @@ pub(crate) struct SendWqe {
     pub(crate) remote_qpn: u32,
     pub(crate) remote_qkey: u32,
     pub(crate) ah_num: u32,
+    /// UD from a kernel consumer: the address vector of its AH.
+    pub(crate) av: Option<Av>,
     /// The message length, which the data must add up to.
     pub(crate) length: u32,
     pub(crate) data: SendData,
@@ -286,6 +301,7 @@ impl SendWqe {
             remote_qpn: u32_at(b, u),
             remote_qkey: u32_at(b, u + WR_UD_REMOTE_QKEY),
             ah_num: u32_at(b, u + WR_UD_AH_NUM),
+            av: None,
             length,
             data,
         })
@@ -295,7 +311,7 @@ impl SendWqe {
 /// A receive queue element (`struct rxe_recv_wqe`), copied out of the ring.
 pub(crate) struct RecvWqe {
     pub(crate) wr_id: u64,
-    pub(crate) sges: KVec<Sge>,
+    pub(crate) data: RecvData,
 }
 
 impl RecvWqe {
@@ -314,7 +330,7 @@ impl RecvWqe {
         }
         Some(Self {
             wr_id: u64_at(b, offset_of!(Wqe, wr_id)),
-            sges: sges(b, data, num as usize)?,
+            data: RecvData::Sges(sges(b, data, num as usize)?),
         })
     }
 }
@@ -368,6 +384,9 @@ pub(crate) struct Wc {
     pub(crate) src_qp: u32,
     /// `WC_*`.
     pub(crate) flags: u32,
+    /// Kernel CQs: the QP, and for a UD receive the IP version of its GRH.
+    pub(crate) qp: QpHandle,
+    pub(crate) ip_version: u8,
 }
 
 impl Wc {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Completion queues: a ring of completions in memory shared with the
-//! process, laid out as `struct rxe_queue_buf` so that rdma-core's rxe
-//! provider polls it without a system call.
+//! Completion queues: a ring of completions laid out as `struct
+//! rxe_queue_buf`, in memory shared with the process so that rdma-core's rxe
+//! provider polls it without a system call; or, for a kernel consumer, the
+//! same ring in kernel memory, which `poll_cq` reads.
 //!
 //! The kernel is the ring's producer and keeps the producer index it writes;
 //! the consumer index belongs to the process and is only ever read, masked.
@@ -11,7 +12,7 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::{CreateCqResp, ResizeCqResp, Wc, USER_WC_SIZE},
-        CqAttr, CqNotifier, UData, UserContext,
+        CqAttr, CqNotifier, UData, UserContext, KERNEL_WC_SIZE,
     },
 };
 use crate::ring::UserRing;
@@ -44,17 +45,20 @@ pub(crate) struct Cq {
 /// What the QPs that complete into a CQ share with it.
 #[pin_data]
 pub(crate) struct CqCore {
-    /// The ring and the producer index the kernel owns; the lock orders
-    /// the producers, and a resize.
+    /// A user CQ's ring, which a resize replaces, and the producer index the
+    /// kernel owns; the lock orders the producers and a resize.
     #[pin]
     state: Mutex<CqState>,
+    /// A kernel CQ's ring, which `poll_cq` reads without a lock, in any
+    /// context; kernel CQs are never resized.
+    kernel_ring: Option<UserRing>,
     /// An [`Arm`].
     arm: AtomicU8,
     notifier: Arc<CqNotifier>,
 }
 
 struct CqState {
-    ring: UserRing,
+    user_ring: Option<UserRing>,
     producer: u32,
 }
 
@@ -62,10 +66,17 @@ struct CqState {
 #[derive(Debug)]
 pub(crate) struct Overflow;
 
+impl CqCore {
+    /// The ring: the user's or the kernel's, whichever the CQ has.
+    fn ring<'a>(&'a self, state: &'a CqState) -> Option<&'a UserRing> {
+        state.user_ring.as_ref().or(self.kernel_ring.as_ref())
+    }
+}
+
 impl Cq {
-    /// A CQ of at least `attr.cqe` completions for the process `uctx`,
-    /// whose ring is described in the response; also returns how many
-    /// completions it holds.
+    /// A CQ of at least `attr.cqe` completions, for the process `user`,
+    /// whose ring the response describes, or for a kernel consumer; also
+    /// returns how many completions it holds.
     pub(crate) fn new(
         attr: &CqAttr,
         notifier: Arc<CqNotifier>,
@@ -74,14 +85,25 @@ impl Cq {
         if attr.cqe == 0 || attr.cqe > MAX_CQE || attr.flags != 0 {
             return Err(EINVAL);
         }
-        // Kernel consumers come with the kernel verbs.
-        let (uctx, udata) = user.ok_or_else(eopnotsupp)?;
-        let ring = UserRing::new(uctx, attr.cqe, USER_WC_SIZE)?;
-        udata.respond(&CreateCqResp::new(ring.mapping()))?;
-        let capacity = ring.capacity();
+        let (user_ring, kernel_ring) = match user {
+            Some((uctx, udata)) => {
+                let ring = UserRing::new(uctx, attr.cqe, USER_WC_SIZE)?;
+                udata.respond(&CreateCqResp::new(ring.mapping()?))?;
+                (Some(ring), None)
+            }
+            None => (None, Some(UserRing::new_kernel(attr.cqe, KERNEL_WC_SIZE)?)),
+        };
+        let capacity = user_ring
+            .as_ref()
+            .or(kernel_ring.as_ref())
+            .map_or(0, UserRing::capacity);
         let core = Arc::pin_init(
             try_pin_init!(CqCore {
-                state <- new_mutex!(CqState { ring, producer: 0 }),
+                state <- new_mutex!(CqState {
+                    user_ring,
+                    producer: 0,
+                }),
+                kernel_ring,
                 arm: AtomicU8::new(Arm::Idle as u8),
                 notifier,
             }),
@@ -90,14 +112,39 @@ impl Cq {
         Ok((Self { core }, capacity))
     }
 
-    /// Arms the CQ; the completion that fires it will disarm it.
-    pub(crate) fn request_notify(&self, solicited_only: bool) {
+    /// Arms the CQ; the completion that fires it will disarm it. Returns
+    /// whether completions are waiting already.
+    pub(crate) fn request_notify(&self, solicited_only: bool) -> bool {
         let arm = if solicited_only {
             Arm::Solicited
         } else {
             Arm::Next
         };
         self.core.arm.fetch_max(arm as u8, Ordering::AcqRel);
+        let state = self.core.state.lock();
+        self.core
+            .ring(&state)
+            .is_some_and(|r| !r.geometry().is_empty(r.producer(), r.consumer()))
+    }
+
+    /// Takes completions of a kernel CQ into `out`; returns how many. Never
+    /// sleeps: the producer publishes its index with release ordering, and
+    /// concurrent pollers claim each element with a compare-and-exchange.
+    pub(crate) fn poll(&self, out: &mut [[u8; KERNEL_WC_SIZE as usize]]) -> usize {
+        let Some(ring) = self.core.kernel_ring.as_ref() else {
+            return 0;
+        };
+        let mut n = 0;
+        while n < out.len() {
+            let consumer = ring.consumer();
+            if consumer == ring.producer() {
+                break;
+            }
+            if ring.read(consumer, &mut out[n]).is_ok() && ring.claim(consumer) {
+                n += 1;
+            }
+        }
+        n
     }
 
     /// Moves the completions to a new ring of at least `cqe`, which the
@@ -107,22 +154,27 @@ impl Cq {
             return Err(EINVAL);
         }
         let mut state = self.core.state.lock();
-        let old = state.ring.geometry();
-        let mut consumer = state.ring.consumer();
-        let pending = old.count(state.producer, consumer);
+        let state = &mut *state;
+        let old = state.user_ring.as_ref().ok_or_else(eopnotsupp)?;
+        let geometry = old.geometry();
+        let mut consumer = old.consumer();
+        let pending = geometry.count(state.producer, consumer);
         let ring = UserRing::new(uctx, cqe.max(pending), USER_WC_SIZE)?;
         let mut producer = 0;
         let mut wc = [0u8; USER_WC_SIZE as usize];
         while consumer != state.producer {
-            state.ring.read(consumer, &mut wc)?;
+            old.read(consumer, &mut wc)?;
             ring.write(producer, &wc)?;
             producer = ring.geometry().next(producer);
-            consumer = old.next(consumer);
+            consumer = geometry.next(consumer);
         }
         ring.publish_producer(producer);
-        udata.respond(&ResizeCqResp::new(ring.mapping()))?;
+        udata.respond(&ResizeCqResp::new(ring.mapping()?))?;
         let capacity = ring.capacity();
-        *state = CqState { ring, producer };
+        *state = CqState {
+            user_ring: Some(ring),
+            producer,
+        };
         Ok(capacity)
     }
 
@@ -137,17 +189,21 @@ impl CqCore {
     pub(crate) fn push(&self, wc: &Wc, solicited: bool) -> Result<(), Overflow> {
         {
             let mut state = self.state.lock();
-            let state = &mut *state;
-            let geometry = state.ring.geometry();
-            if geometry.is_full(state.producer, state.ring.consumer()) {
+            let producer = state.producer;
+            let ring = self.ring(&state).ok_or(Overflow)?;
+            let geometry = ring.geometry();
+            if geometry.is_full(producer, ring.consumer()) {
                 return Err(Overflow);
             }
-            state
-                .ring
-                .write(state.producer, &wc.to_bytes())
-                .map_err(|_| Overflow)?;
-            state.producer = geometry.next(state.producer);
-            state.ring.publish_producer(state.producer);
+            let written = if self.kernel_ring.is_some() {
+                ring.write(producer, &wc.to_kernel_bytes())
+            } else {
+                ring.write(producer, &wc.to_bytes())
+            };
+            written.map_err(|_| Overflow)?;
+            let next = geometry.next(producer);
+            ring.publish_producer(next);
+            state.producer = next;
         }
         let armed = self.arm.load(Ordering::Acquire);
         let fire = armed == Arm::Next as u8 || (armed == Arm::Solicited as u8 && solicited);

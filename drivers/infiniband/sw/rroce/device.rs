@@ -14,10 +14,12 @@ use crate::kernel_ext::{
     net::NetDevice,
     net::SkBuff,
     rdma::{
-        self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
+        self,
+        rxe_abi::{RecvWqe, SendWqe},
+        uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
         Global, LinkLayer, MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable,
         PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, SrqAttr, SrqMask,
-        SrqNotifier, UData, UserContext, UserRegion,
+        SrqNotifier, UData, UserContext, UserRegion, KERNEL_WC_SIZE,
     },
 };
 use crate::mr::{self, Mr, MrCore, MAX_MR};
@@ -175,7 +177,7 @@ impl Driver for RroceDevice {
         Ok(DeviceAttr {
             sys_image_guid: dev.data().guid,
             vendor_id: VENDOR_ID,
-            kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG,
+            kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG | rdma::KERNEL_CAP_LOCAL_DMA_LKEY,
             max_mr_size: u64::MAX,
             page_size_cap: 0xffff_f000,
             max_qp: MAX_QP,
@@ -268,13 +270,20 @@ impl Driver for RroceDevice {
         cq.resize(cqe, uctx, udata)
     }
 
-    fn req_notify_cq(cq: &Cq, solicited_only: bool) -> Result {
-        cq.request_notify(solicited_only);
-        Ok(())
+    fn req_notify_cq(cq: &Cq, solicited_only: bool) -> Result<bool> {
+        Ok(cq.request_notify(solicited_only))
+    }
+
+    fn poll_cq(cq: &Cq, out: &mut [[u8; KERNEL_WC_SIZE as usize]]) -> usize {
+        cq.poll(out)
     }
 
     fn reg_user_mr(dev: &Device<Self>, pd: &u32, region: &UserRegion) -> Result<(Mr, MrKeys)> {
         Mr::register(dev, *pd, region)
+    }
+
+    fn get_dma_mr(_dev: &Device<Self>, _pd: &u32, access: Access) -> Result<(Mr, MrKeys)> {
+        Mr::dma(access)
     }
 
     fn rereg_user_mr(
@@ -297,7 +306,7 @@ impl Driver for RroceDevice {
         cqs: QpCqs<'_, Self>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Qp, u32)> {
-        Qp::create(dev, *pd, init, (cqs.send, cqs.recv, cqs.srq), user)
+        Qp::create(dev, *pd, init, &cqs, user)
     }
 
     fn destroy_qp(dev: &Device<Self>, qp: Qp) {
@@ -340,6 +349,14 @@ impl Driver for RroceDevice {
 
     fn destroy_ah(dev: &Device<Self>, ah: Ah) {
         ah.destroy(dev);
+    }
+
+    fn post_kernel_send(dev: &Device<Self>, qp: &Qp, wqe: SendWqe) -> Result {
+        qp.post_kernel_send(dev, wqe)
+    }
+
+    fn post_kernel_recv(dev: &Device<Self>, qp: &Qp, wqe: RecvWqe) -> Result {
+        qp.post_kernel_recv(dev, wqe)
     }
 
     fn post_send(dev: &Device<Self>, qp: &Qp) -> Result {

@@ -12,7 +12,7 @@ use crate::index::IndexTable;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
-    rdma::{Access, AtomicOp, Device, MrKeys, Umem, UserRegion},
+    rdma::{kverbs::LOCAL_DMA_LKEY, Access, AtomicOp, Device, MrKeys, Umem, UserRegion},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{prelude::*, sync::Arc};
@@ -33,9 +33,10 @@ pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
     IndexTable::new(1, MAX_MR)
 }
 
-/// A registered memory region, as ib_core holds it.
+/// A registered memory region, as ib_core holds it; none for the DMA MR of
+/// kernel consumers, whose key is the device's local DMA lkey.
 pub(crate) struct Mr {
-    core: Arc<MrCore>,
+    core: Option<Arc<MrCore>>,
 }
 
 /// What the data path uses of an MR. Work requests in flight hold it, so
@@ -100,23 +101,37 @@ impl Mr {
             lkey: key,
             rkey: key,
         };
-        Ok((Self { core }, keys))
+        Ok((Self { core: Some(core) }, keys))
+    }
+
+    /// The DMA MR of a kernel consumer: local rights only, as the kernel's
+    /// own memory must never be open to peers.
+    pub(crate) fn dma(access: Access) -> Result<(Self, MrKeys)> {
+        if !Access::LOCAL_WRITE.contains(access) {
+            return Err(eopnotsupp());
+        }
+        let keys = MrKeys {
+            lkey: LOCAL_DMA_LKEY,
+            rkey: LOCAL_DMA_LKEY,
+        };
+        Ok((Self { core: None }, keys))
     }
 
     /// Moves the MR to PD `pd` or gives it `access`, in place. Write rights
     /// for pages that were pinned read-only need new pages: `EOPNOTSUPP`.
     pub(crate) fn rereg(&self, pd: Option<u32>, access: Option<Access>) -> Result {
+        let core = self.core.as_ref().ok_or_else(eopnotsupp)?;
         if let Some(access) = access {
             if !SUPPORTED_ACCESS.contains(access) {
                 return Err(eopnotsupp());
             }
-            if access.is_writable() && !self.core.writable {
+            if access.is_writable() && !core.writable {
                 return Err(eopnotsupp());
             }
-            self.core.access.store(access.bits(), Ordering::Release);
+            core.access.store(access.bits(), Ordering::Release);
         }
         if let Some(pd) = pd {
-            self.core.pd.store(pd, Ordering::Release);
+            core.pd.store(pd, Ordering::Release);
         }
         Ok(())
     }
@@ -124,7 +139,8 @@ impl Mr {
     /// Withdraws the keys; the pages are unpinned once the last work
     /// request using them is done.
     pub(crate) fn deregister(self, dev: &Device<RroceDevice>) {
-        let index = self.core.key >> INDEX_SHIFT;
+        let Some(core) = self.core else { return };
+        let index = core.key >> INDEX_SHIFT;
         dev.data().mr_map().remove(index);
         dev.data().mrs().free(index);
     }

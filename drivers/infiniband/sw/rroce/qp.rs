@@ -9,18 +9,22 @@
 //! `req.rs`, the responder side in `resp.rs`.
 
 use crate::counters::Counter;
-use crate::cq::{Cq, CqCore};
+use crate::cq::CqCore;
 use crate::device::{RroceDevice, PORT};
 use crate::index::IndexTable;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     jiffies,
     rdma::{
-        rxe_abi::{CreateQpResp, Wc, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
-        Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType, UData,
-        UserContext,
+        rxe_abi::{
+            CreateQpResp, RecvWqe, SendWqe, Wc, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE,
+        },
+        Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpHandle, QpInit, QpMask,
+        QpState, QpType, UData, UserContext,
     },
 };
+use crate::kqueue::{Fifo, KernelQueue, KernelQueues};
+use crate::proto::queue::{Ring, MIN_ELEM_SIZE};
 use crate::proto::{
     headers::{Bth, DEFAULT_PKEY},
     opcode::Opcode,
@@ -38,6 +42,8 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
+/// QP1, the general services QP.
+const GSI_QPN: u32 = 1;
 /// QP numbers: 0 and 1 are the special QPs of IB, and numbers up to 15 stay
 /// free as in the C rxe.
 const FIRST_QPN: u32 = 16;
@@ -82,7 +88,11 @@ pub(crate) struct QpCore {
     pub(crate) caps: QpCaps,
     /// Every send request completes, signalled or not.
     pub(crate) sq_sig_all: bool,
-    pub(crate) sq: UserRing,
+    /// A process's send ring; none for a kernel consumer's QP.
+    pub(crate) sq: Option<UserRing>,
+    /// A kernel consumer's queues, and its `ib_qp` for completions.
+    pub(crate) kernel: Option<KernelQueues>,
+    pub(crate) handle: QpHandle,
     /// The receive queue, or the SRQ receive requests come from.
     pub(crate) rq: Option<UserRing>,
     pub(crate) srq: Option<Arc<SrqCore>>,
@@ -105,19 +115,28 @@ pub(crate) struct QpInner {
     pub(crate) dead: bool,
     pub(crate) req: Requester,
     pub(crate) resp: Responder,
+    /// A kernel QP's posted requests, taken off their queues.
+    pub(crate) ksend: Fifo<SendWqe>,
+    pub(crate) krecv: Fifo<RecvWqe>,
 }
 
 impl Qp {
     /// A QP for the process `user`, whose rings are described in the
-    /// response; `init.caps` becomes what the rings hold.
+    /// response, or for a kernel consumer; `init.caps` becomes what it holds.
     pub(crate) fn create(
         dev: &Device<RroceDevice>,
         pd: u32,
         init: &mut QpInit,
-        cqs: (&Cq, &Cq, Option<&Srq>),
+        links: &QpCqs<'_, RroceDevice>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self, u32)> {
-        if !matches!(init.qp_type, QpType::Rc | QpType::Uc | QpType::Ud) || init.create_flags != 0 {
+        let supported = match init.qp_type {
+            QpType::Rc | QpType::Uc | QpType::Ud => true,
+            // QP1, for ib_mad: the kernel's own.
+            QpType::Gsi => user.is_none(),
+            QpType::Other(_) => false,
+        };
+        if !supported || init.create_flags != 0 {
             return Err(eopnotsupp());
         }
         let caps = &mut init.caps;
@@ -129,39 +148,38 @@ impl Qp {
         {
             return Err(EINVAL);
         }
-        // Kernel consumers come with the kernel verbs.
-        let (uctx, udata) = user.ok_or_else(eopnotsupp)?;
-
-        let send_room = (caps.max_send_sge * SGE_SIZE).max(caps.max_inline_data);
-        let sq = UserRing::new(uctx, caps.max_send_wr.max(1), SEND_WQE_SIZE + send_room)?;
         // A QP on an SRQ takes its receive requests from there.
-        let srq = cqs.2.map(Srq::core);
-        let rq = match srq {
-            Some(_) => {
-                caps.max_recv_wr = 0;
-                caps.max_recv_sge = 0;
-                None
-            }
-            None => Some(UserRing::new(
-                uctx,
-                caps.max_recv_wr.max(1),
-                RECV_WQE_SIZE + caps.max_recv_sge * SGE_SIZE,
-            )?),
-        };
-        udata.respond(&CreateQpResp::new(
-            rq.as_ref().map(UserRing::mapping),
-            sq.mapping(),
-        ))?;
-        caps.max_send_wr = sq.capacity();
-        if let Some(rq) = &rq {
-            caps.max_recv_wr = rq.capacity();
+        let srq = links.srq.map(Srq::core);
+        if srq.is_some() {
+            caps.max_recv_wr = 0;
+            caps.max_recv_sge = 0;
         }
-        // What the element room allows is what a work request may use.
-        caps.max_send_sge = send_room / SGE_SIZE;
-        caps.max_inline_data = send_room;
-
-        let req = Requester::new(&sq)?;
-        let qpn = dev.data().qpns().alloc()?;
+        let (sq, rq, kernel) = match user {
+            Some((uctx, udata)) => {
+                let (sq, rq) = Self::user_rings(uctx, udata, caps, srq.is_some())?;
+                (Some(sq), rq, None)
+            }
+            None => {
+                let kernel = KernelQueues {
+                    send: KernelQueue::new(caps.max_send_wr),
+                    recv: KernelQueue::new(caps.max_recv_wr),
+                };
+                (None, None, Some(kernel))
+            }
+        };
+        let geometry = match &sq {
+            Some(sq) => sq.geometry(),
+            None => Ring::new(caps.max_send_wr.max(1), MIN_ELEM_SIZE).ok_or(EINVAL)?,
+        };
+        let req = Requester::new(geometry, sq.is_some())?;
+        let qpn = if init.qp_type == QpType::Gsi {
+            if dev.data().qp_map().get(GSI_QPN).is_some() {
+                return Err(EBUSY);
+            }
+            GSI_QPN
+        } else {
+            dev.data().qpns().alloc()?
+        };
         let sport = xmit::source_port(qpn);
         let ud_mtu = dev
             .netdev(PORT)
@@ -176,10 +194,12 @@ impl Qp {
                 caps,
                 sq_sig_all,
                 sq,
+                kernel,
+                handle: links.handle,
                 rq,
                 srq,
-                send_cq: cqs.0.core(),
-                recv_cq: cqs.1.core(),
+                send_cq: links.send.core(),
+                recv_cq: links.recv.core(),
                 sport,
                 ud_mtu,
                 inner <- new_mutex!(QpInner {
@@ -188,6 +208,8 @@ impl Qp {
                     dead: false,
                     req,
                     resp: Responder::new(),
+                    ksend: Fifo::new(),
+                    krecv: Fifo::new(),
                 }),
             }),
             GFP_KERNEL,
@@ -196,8 +218,60 @@ impl Qp {
             dev.data().qp_map().insert(qpn, core.clone())?;
             Ok(core)
         })
-        .inspect_err(|_| dev.data().qpns().free(qpn))?;
+        .inspect_err(|_| {
+            if qpn != GSI_QPN {
+                dev.data().qpns().free(qpn)
+            }
+        })?;
         Ok((Self { core }, qpn))
+    }
+
+    /// A process's send and receive rings, which the response describes;
+    /// `caps` becomes what they hold.
+    fn user_rings(
+        uctx: &UserContext,
+        udata: &UData<'_>,
+        caps: &mut QpCaps,
+        on_srq: bool,
+    ) -> Result<(UserRing, Option<UserRing>)> {
+        let send_room = (caps.max_send_sge * SGE_SIZE).max(caps.max_inline_data);
+        let sq = UserRing::new(uctx, caps.max_send_wr.max(1), SEND_WQE_SIZE + send_room)?;
+        let rq = if on_srq {
+            None
+        } else {
+            Some(UserRing::new(
+                uctx,
+                caps.max_recv_wr.max(1),
+                RECV_WQE_SIZE + caps.max_recv_sge * SGE_SIZE,
+            )?)
+        };
+        let rq_mapping = rq.as_ref().map(UserRing::mapping).transpose()?;
+        udata.respond(&CreateQpResp::new(rq_mapping, sq.mapping()?))?;
+        caps.max_send_wr = sq.capacity();
+        if let Some(rq) = &rq {
+            caps.max_recv_wr = rq.capacity();
+        }
+        // What the element room allows is what a work request may use.
+        caps.max_send_sge = send_room / SGE_SIZE;
+        caps.max_inline_data = send_room;
+        Ok((sq, rq))
+    }
+
+    /// Posts a kernel consumer's send, and has the device timer run it.
+    pub(crate) fn post_kernel_send(&self, dev: &Device<RroceDevice>, wqe: SendWqe) -> Result {
+        let kernel = self.core.kernel.as_ref().ok_or(EINVAL)?;
+        kernel.send.post(wqe)?;
+        dev.kick();
+        Ok(())
+    }
+
+    /// Posts a kernel consumer's receive.
+    pub(crate) fn post_kernel_recv(&self, dev: &Device<RroceDevice>, wqe: RecvWqe) -> Result {
+        let kernel = self.core.kernel.as_ref().ok_or(EINVAL)?;
+        kernel.recv.post(wqe)?;
+        // A QP in the error state flushes it at once.
+        dev.kick();
+        Ok(())
     }
 
     /// Moves the QP to a new state with new attributes, if the state
@@ -258,14 +332,16 @@ impl Qp {
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
         dev.data().qp_map().remove(self.core.qpn);
         self.core.inner.lock().dead = true;
-        dev.data().qpns().free(self.core.qpn);
+        if self.core.qpn != GSI_QPN {
+            dev.data().qpns().free(self.core.qpn);
+        }
     }
 }
 
 impl QpCore {
     /// The path MTU in bytes.
     pub(crate) fn mtu(&self, inner: &QpInner) -> u32 {
-        if self.qp_type == QpType::Ud {
+        if self.qp_type.is_ud() {
             return self.ud_mtu;
         }
         Mtu::from_raw(inner.attr.path_mtu).map_or(256, Mtu::bytes)
@@ -339,11 +415,31 @@ impl QpCore {
     pub(crate) fn tick(&self, dev: &Device<RroceDevice>) {
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
-        if inner.dead || inner.attr.state != QpState::Rts {
+        if inner.dead {
             return;
         }
-        crate::req::tick(dev, self, inner, jiffies());
-        self.arm_timer(dev, inner);
+        match inner.attr.state {
+            QpState::Rts => {
+                crate::req::tick(dev, self, inner, jiffies());
+                // A kernel consumer's posts wait for this.
+                if self.kernel.is_some() {
+                    crate::req::run(dev, self, inner);
+                }
+                self.arm_timer(dev, inner);
+            }
+            QpState::Err if self.kernel.is_some() => self.flush(inner),
+            _ => {}
+        }
+    }
+
+    /// The send queue's consumer index moved to `head`: a request is done
+    /// with (or, for a kernel consumer, one more request).
+    pub(crate) fn send_done(&self, head: u32) {
+        match (&self.sq, &self.kernel) {
+            (Some(sq), _) => sq.publish_consumer(head),
+            (None, Some(k)) => k.send.completed(),
+            (None, None) => {}
+        }
     }
 
     /// Adds a send completion; a full CQ puts the QP in the error state.
@@ -382,6 +478,8 @@ impl QpCore {
             qp_num: self.qpn,
             src_qp: 0,
             flags: 0,
+            qp: self.handle,
+            ip_version: 0,
         };
         crate::req::flush(self, inner, &flushed);
         crate::resp::flush(self, inner, &flushed);

@@ -30,8 +30,7 @@ use crate::proto::{
     queue::Ring,
 };
 use crate::qp::{QpCore, QpInner};
-use crate::ring::UserRing;
-use crate::seg::SegList;
+use crate::seg::Memory;
 use kernel::prelude::*;
 
 /// Unacknowledged packets a QP may have in flight.
@@ -45,34 +44,6 @@ const READ_CHUNK: u32 = WINDOW / 2;
 /// The longest message, as the device reports.
 const MAX_MSG: u32 = 1 << 31;
 
-/// Where a request's data comes from.
-enum Local {
-    Inline(KVec<u8>),
-    Segs(SegList),
-}
-
-impl Local {
-    fn gather(&self, at: usize, dst: &mut [u8]) -> Result<(), MrError> {
-        match self {
-            Self::Inline(bytes) => {
-                let src = bytes.get(at..at + dst.len()).ok_or(MrError::Range)?;
-                dst.copy_from_slice(src);
-                Ok(())
-            }
-            Self::Segs(segs) => segs.gather(at, dst),
-        }
-    }
-
-    /// Where a read or atomic puts what comes back: never inline, as
-    /// `SendWqe::parse` only takes inline data for sends and writes.
-    fn target(&self) -> Option<&SegList> {
-        match self {
-            Self::Segs(segs) => Some(segs),
-            Self::Inline(_) => None,
-        }
-    }
-}
-
 /// Where a UD request goes, from its AH and work request.
 struct UdDest {
     av: Av,
@@ -83,7 +54,7 @@ struct UdDest {
 /// A work request taken from the send queue.
 struct Entry {
     wqe: SendWqe,
-    local: Local,
+    local: Memory,
     ud: Option<UdDest>,
     first_psn: Psn,
     /// PSNs it uses: its packets, or for a read its response packets.
@@ -163,14 +134,16 @@ pub(crate) struct Requester {
 
 impl Requester {
     /// The requester of a QP with send queue `sq`.
-    pub(crate) fn new(sq: &UserRing) -> Result<Self> {
-        let geometry = sq.geometry();
+    /// The requester of a QP whose send queue has `geometry`: a process's
+    /// ring (`user`), or the slots of a kernel consumer's queue.
+    pub(crate) fn new(geometry: Ring, user: bool) -> Result<Self> {
         let slots = geometry.index_mask() as usize + 1;
         let mut entries = KVVec::with_capacity(slots, GFP_KERNEL)?;
         for _ in 0..slots {
             entries.push(None, GFP_KERNEL)?;
         }
-        let scratch = KVec::from_elem(0u8, geometry.elem_size(), GFP_KERNEL)?;
+        let scratch =
+            KVec::from_elem(0u8, if user { geometry.elem_size() } else { 0 }, GFP_KERNEL)?;
         Ok(Self {
             entries,
             geometry,
@@ -255,21 +228,46 @@ fn mr_status(e: MrError) -> WcStatus {
     }
 }
 
-/// Takes the request at `index` from the ring and checks it.
+/// What the send queue holds next.
+enum Fetched {
+    Empty,
+    /// A ring element that does not parse.
+    Bad,
+    Wqe(SendWqe),
+}
+
+/// Takes the next request: from the ring at `index`, or a kernel
+/// consumer's next post.
+fn fetch(qp: &QpCore, inner: &mut QpInner, index: u32) -> Fetched {
+    match (&qp.sq, &qp.kernel) {
+        (Some(sq), _) => {
+            let req = &mut inner.req;
+            if index == sq.producer() {
+                Fetched::Empty
+            } else if sq.read(index, &mut req.scratch).is_err() {
+                Fetched::Bad
+            } else {
+                SendWqe::parse(&req.scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
+                    .map_or(Fetched::Bad, Fetched::Wqe)
+            }
+        }
+        (None, Some(k)) => k
+            .send
+            .take(&mut inner.ksend)
+            .map_or(Fetched::Empty, Fetched::Wqe),
+        (None, None) => Fetched::Empty,
+    }
+}
+
+/// Checks a request and resolves its memory and destination.
 fn take(
     dev: &Device<RroceDevice>,
     qp: &QpCore,
-    req: &mut Requester,
-    index: u32,
+    psn: Psn,
+    mut wqe: SendWqe,
     mtu: u32,
     qkey: u32,
 ) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
-    let bad = |op| (0, op, WcStatus::LocQpOpErr);
-    qp.sq
-        .read(index, &mut req.scratch)
-        .map_err(|_| bad(WcOpcode::Send))?;
-    let wqe = SendWqe::parse(&req.scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
-        .ok_or(bad(WcOpcode::Send))?;
     let fail = |status| (wqe.wr_id, wqe.opcode.wc_opcode(), status);
     let supported = match qp.qp_type {
         QpType::Rc => !matches!(wqe.opcode, WrOpcode::LocalInv),
@@ -277,49 +275,43 @@ fn take(
             wqe.opcode,
             WrOpcode::Send | WrOpcode::SendImm | WrOpcode::Write | WrOpcode::WriteImm
         ),
-        QpType::Ud => matches!(wqe.opcode, WrOpcode::Send | WrOpcode::SendImm),
+        QpType::Ud | QpType::Gsi => matches!(wqe.opcode, WrOpcode::Send | WrOpcode::SendImm),
         QpType::Other(_) => false,
     };
     if !supported {
         return Err(fail(WcStatus::LocQpOpErr));
     }
     let atomic = matches!(wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
-    let (local, len) = match &wqe.data {
-        SendData::Inline(bytes) => {
-            let mut v = KVec::new();
-            v.extend_from_slice(bytes, GFP_KERNEL)
-                .map_err(|_| fail(WcStatus::LocQpOpErr))?;
-            let len = v.len();
-            (Local::Inline(v), len)
-        }
-        SendData::Sges(sges) => {
-            let access = if wqe.opcode == WrOpcode::Read || atomic {
-                Access::LOCAL_WRITE
-            } else {
-                Access::from_bits(0)
-            };
-            let segs =
-                SegList::resolve(dev, sges, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
-            let len = segs.len();
-            (Local::Segs(segs), len)
-        }
+    let access = if wqe.opcode == WrOpcode::Read || atomic {
+        Access::LOCAL_WRITE
+    } else {
+        Access::from_bits(0)
     };
+    let data = core::mem::replace(&mut wqe.data, SendData::Inline(KVec::new()));
+    let local = Memory::for_send(dev, data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
+    let len = local.len();
     if len != wqe.length as usize || wqe.length > MAX_MSG || (atomic && len != 8) {
         return Err(fail(WcStatus::LocLenErr));
     }
-    let ud = if qp.qp_type == QpType::Ud {
+    let ud = if qp.qp_type.is_ud() {
         // A datagram is one packet.
         if wqe.length > mtu {
             return Err(fail(WcStatus::LocLenErr));
         }
-        let ah = dev
-            .data()
-            .ah_map()
-            .get(wqe.ah_num)
-            .filter(|ah| ah.pd == qp.pd)
-            .ok_or(fail(WcStatus::LocQpOpErr))?;
+        // A kernel consumer's request carries its AH's address vector.
+        let av = match wqe.av {
+            Some(av) => av,
+            None => {
+                dev.data()
+                    .ah_map()
+                    .get(wqe.ah_num)
+                    .filter(|ah| ah.pd == qp.pd)
+                    .ok_or(fail(WcStatus::LocQpOpErr))?
+                    .av
+            }
+        };
         Some(UdDest {
-            av: ah.av,
+            av,
             qpn: wqe.remote_qpn & Psn::MASK,
             // A Q_Key with the high bit set means the QP's own (IBA 10.2.5).
             qkey: if wqe.remote_qkey & 0x8000_0000 != 0 {
@@ -340,7 +332,7 @@ fn take(
         wqe,
         local,
         ud,
-        first_psn: req.psn,
+        first_psn: psn,
         npsn,
         sent: 0,
         acked: 0,
@@ -494,10 +486,17 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
         let req = &mut inner.req;
         if req.cur == req.next {
             let index = req.next;
-            if index == qp.sq.producer() || req.entries[index as usize].is_some() {
+            if req.entries[index as usize].is_some() {
                 break;
             }
-            match take(dev, qp, req, index, mtu, qkey) {
+            let psn = req.psn;
+            let taken = match fetch(qp, inner, index) {
+                Fetched::Empty => break,
+                Fetched::Bad => Err((0, WcOpcode::Send, WcStatus::LocQpOpErr)),
+                Fetched::Wqe(wqe) => take(dev, qp, psn, wqe, mtu, qkey),
+            };
+            let req = &mut inner.req;
+            match taken {
                 Ok(e) => {
                     req.psn = req.psn + e.npsn;
                     req.entries[index as usize] = Some(e);
@@ -511,7 +510,7 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
                     req.head = req.geometry.next(index);
                     req.cur = req.head;
                     req.next = req.head;
-                    qp.sq.publish_consumer(req.head);
+                    qp.send_done(req.head);
                     qp.enter_error(inner);
                     return;
                 }
@@ -584,6 +583,8 @@ fn error_wc(qp: &QpCore, wr_id: u64, opcode: WcOpcode, status: WcStatus) -> Wc {
         qp_num: qp.qpn,
         src_qp: 0,
         flags: 0,
+        qp: qp.handle,
+        ip_version: 0,
     }
 }
 
@@ -602,7 +603,7 @@ fn complete_done(qp: &QpCore, inner: &mut QpInner) {
             req.cur = req.geometry.next(head);
         }
         req.head = req.geometry.next(head);
-        qp.sq.publish_consumer(req.head);
+        qp.send_done(req.head);
         if e.wqe.flags & SEND_SIGNALED != 0 || qp.sq_sig_all {
             let wc = Wc {
                 byte_len: e.wqe.length,
@@ -620,7 +621,7 @@ fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
     if let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.take()) {
         req.head = req.geometry.next(index);
         req.cur = req.head;
-        qp.sq.publish_consumer(req.head);
+        qp.send_done(req.head);
         let wc = error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status);
         qp.complete_send(inner, &wc, false);
     }
@@ -804,11 +805,7 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
     let length = e.wqe.length as usize;
     let last = at + len == length;
     let fits = (last || len == mtu as usize) && at + len <= length;
-    let placed = fits
-        && (len == 0
-            || e.local
-                .target()
-                .is_some_and(|t| t.scatter(at, pkt.payload).is_ok()));
+    let placed = fits && (len == 0 || e.local.scatter(at, pkt.payload).is_ok());
     if !placed {
         fail(qp, inner, k, WcStatus::BadRespErr);
         return;
@@ -835,11 +832,7 @@ fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
         return;
     }
     let orig = ack.orig.to_ne_bytes();
-    if !e
-        .local
-        .target()
-        .is_some_and(|t| t.scatter(0, &orig).is_ok())
-    {
+    if e.local.scatter(0, &orig).is_err() {
         fail(qp, inner, k, WcStatus::LocProtErr);
         return;
     }
@@ -891,22 +884,26 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
             let _ = completions.push(flushed(e.wqe.wr_id, e.wqe.opcode.wc_opcode()), GFP_KERNEL);
         }
         req.head = req.geometry.next(req.head);
+        qp.send_done(req.head);
     }
-    let producer = qp.sq.producer();
-    while req.head != producer {
-        let (wr_id, op) = match qp.sq.read(req.head, &mut req.scratch) {
-            Ok(()) => SendWqe::parse(&req.scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
-                .map_or((0, WcOpcode::Send), |w| (w.wr_id, w.opcode.wc_opcode())),
-            Err(_) => (0, WcOpcode::Send),
+    // Then what was posted and not taken yet.
+    loop {
+        let head = inner.req.head;
+        let (wr_id, op) = match fetch(qp, inner, head) {
+            Fetched::Empty => break,
+            Fetched::Bad => (0, WcOpcode::Send),
+            Fetched::Wqe(w) => (w.wr_id, w.opcode.wc_opcode()),
         };
         let _ = completions.push(flushed(wr_id, op), GFP_KERNEL);
+        let req = &mut inner.req;
         req.head = req.geometry.next(req.head);
+        qp.send_done(req.head);
     }
+    let req = &mut inner.req;
     req.cur = req.head;
     req.next = req.head;
     req.rnr_until = None;
     update_una(req);
-    qp.sq.publish_consumer(req.head);
     for wc in completions.iter() {
         // A full CQ loses the flush completions; the QP is already in error.
         let _ = qp.send_cq.push(wc, false);

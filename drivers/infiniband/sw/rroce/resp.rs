@@ -22,7 +22,7 @@ use crate::proto::{
     psn::Psn,
 };
 use crate::qp::{QpCore, QpInner};
-use crate::seg::SegList;
+use crate::seg::Memory;
 use crate::srq::Taken;
 use kernel::{prelude::*, sync::Arc};
 
@@ -35,7 +35,7 @@ const MSN_MASK: u32 = 0x00ff_ffff;
 /// A receive request being filled.
 struct Recv {
     wr_id: u64,
-    segs: SegList,
+    segs: Memory,
     /// Bytes placed so far.
     len: usize,
 }
@@ -145,14 +145,16 @@ pub(crate) fn receive(
     let opcode = pkt.headers.bth.opcode;
     let transport_ok = matches!(
         (opcode.transport(), qp.qp_type),
-        (Transport::Rc, QpType::Rc) | (Transport::Uc, QpType::Uc) | (Transport::Ud, QpType::Ud)
+        (Transport::Rc, QpType::Rc)
+            | (Transport::Uc, QpType::Uc)
+            | (Transport::Ud, QpType::Ud | QpType::Gsi)
     );
     if !transport_ok || pkt.payload.len() > qp.mtu(inner) as usize {
         dev.data().count(Counter::DropBadHeader);
         return;
     }
     match qp.qp_type {
-        QpType::Ud => receive_ud(dev, qp, inner, pkt, ip),
+        QpType::Ud | QpType::Gsi => receive_ud(dev, qp, inner, pkt, ip),
         QpType::Uc => receive_uc(dev, qp, inner, pkt),
         _ => receive_rc(dev, qp, inner, pkt),
     }
@@ -274,18 +276,21 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
             Taken::Bad => None,
             Taken::Wqe(wqe) => Some(wqe),
         },
-        (None, None) => return Err(Refusal::NotReady),
+        (None, None) => match &qp.kernel {
+            Some(k) => Some(k.recv.take(&mut inner.krecv).ok_or(Refusal::NotReady)?),
+            None => return Err(Refusal::NotReady),
+        },
     };
     let Some(wqe) = wqe else {
         return Err(Refusal::Local(WcStatus::LocQpOpErr));
     };
-    let segs = match SegList::resolve(dev, &wqe.sges, qp.pd, Access::LOCAL_WRITE) {
+    let segs = match Memory::for_recv(dev, wqe.data, qp.pd) {
         Ok(segs) => segs,
         Err(_) => {
             // Complete it in error with its own id.
             inner.resp.recv = Some(Recv {
                 wr_id: wqe.wr_id,
-                segs: SegList::empty(),
+                segs: Memory::empty(),
                 len: 0,
             });
             return Err(Refusal::Local(WcStatus::LocProtErr));
@@ -306,6 +311,8 @@ fn consume_recv(qp: &QpCore, inner: &mut QpInner) {
         let resp = &mut inner.resp;
         resp.head = rq.geometry().next(resp.head);
         rq.publish_consumer(resp.head);
+    } else if let (Some(k), None) = (&qp.kernel, &qp.srq) {
+        k.recv.completed();
     }
 }
 
@@ -319,6 +326,8 @@ fn recv_wc(qp: &QpCore, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len
         qp_num: qp.qpn,
         src_qp: 0,
         flags: 0,
+        qp: qp.handle,
+        ip_version: 0,
     }
 }
 
@@ -631,6 +640,7 @@ fn receive_ud(
         ex,
         flags: flags | WC_GRH,
         src_qp: deth.src_qpn,
+        ip_version: ip.first().map_or(0, |b| b >> 4),
         ..recv_wc(qp, wr_id, status, WcOpcode::Recv, if ok { len } else { 0 })
     };
     qp.complete_recv(inner, &wc, pkt.headers.bth.solicited);
@@ -641,6 +651,13 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
     if let Some(recv) = inner.resp.recv.take() {
         let _ = qp.recv_cq.push(&flushed(recv.wr_id, WcOpcode::Recv), false);
         consume_recv(qp, inner);
+    }
+    // A kernel consumer's posted requests.
+    if let (Some(k), None) = (&qp.kernel, &qp.srq) {
+        while let Some(wqe) = k.recv.take(&mut inner.krecv) {
+            let _ = qp.recv_cq.push(&flushed(wqe.wr_id, WcOpcode::Recv), false);
+            k.recv.completed();
+        }
     }
     // An SRQ's requests stay for the other QPs.
     let Some(rq) = &qp.rq else { return };

@@ -19,19 +19,30 @@ pub(crate) struct UserRing {
     /// The ring's geometry.
     ring: Ring,
     mem: Arc<SharedMem>,
-    mapping: UserMapping,
+    /// How the process maps it; none for a kernel consumer's ring.
+    mapping: Option<UserMapping>,
 }
 
 impl UserRing {
     /// A ring of at least `num_elem` elements of `elem_size` bytes, with
     /// its header written, mappable by `uctx`.
     pub(crate) fn new(uctx: &UserContext, num_elem: u32, elem_size: u32) -> Result<Self> {
+        let mut ring = Self::new_kernel(num_elem, elem_size)?;
+        ring.mapping = Some(UserMapping::new(uctx, ring.mem.clone())?);
+        Ok(ring)
+    }
+
+    /// The same ring for a kernel consumer: not mapped.
+    pub(crate) fn new_kernel(num_elem: u32, elem_size: u32) -> Result<Self> {
         let ring = Ring::new(num_elem, elem_size).ok_or(EINVAL)?;
         let mem = Arc::new(SharedMem::new(ring.buf_size())?, GFP_KERNEL)?;
         mem.store_u32(LOG2_ELEM_SIZE_OFFSET, ring.log2_elem_size())?;
         mem.store_u32(INDEX_MASK_OFFSET, ring.index_mask())?;
-        let mapping = UserMapping::new(uctx, mem.clone())?;
-        Ok(Self { ring, mem, mapping })
+        Ok(Self {
+            ring,
+            mem,
+            mapping: None,
+        })
     }
 
     /// How many elements it holds (one slot always stays free).
@@ -44,9 +55,9 @@ impl UserRing {
         self.ring
     }
 
-    /// Where the process maps it.
-    pub(crate) fn mapping(&self) -> &UserMapping {
-        &self.mapping
+    /// Where the process maps it (`EINVAL` for a kernel ring).
+    pub(crate) fn mapping(&self) -> Result<&UserMapping> {
+        self.mapping.as_ref().ok_or(EINVAL)
     }
 
     fn load(&self, offset: usize) -> u32 {
@@ -72,6 +83,16 @@ impl UserRing {
     /// Publishes the kernel's consumer index.
     pub(crate) fn publish_consumer(&self, index: u32) {
         let _ = self.mem.store_u32(CONSUMER_INDEX_OFFSET, index);
+    }
+
+    /// Moves the consumer index from `index` to the next slot, unless
+    /// another consumer did first: how concurrent pollers of a kernel CQ
+    /// each take different elements, without a lock.
+    pub(crate) fn claim(&self, index: u32) -> bool {
+        let next = self.ring.next(index);
+        self.mem
+            .compare_exchange_u32(CONSUMER_INDEX_OFFSET, index, next)
+            .unwrap_or(false)
     }
 
     /// Copies the element at `index` into `buf` (at most an element).

@@ -22,6 +22,7 @@ mod counters;
 mod cq;
 mod device;
 mod index;
+mod kqueue;
 mod mr;
 mod netdev;
 // The protocol core: plain `no_std` Rust, also built on the host

@@ -5,7 +5,10 @@
 //! packet after that copies without a lookup and within checked bounds.
 
 use crate::device::RroceDevice;
-use crate::kernel_ext::rdma::{rxe_abi::Sge, Access, Device};
+use crate::kernel_ext::rdma::{
+    rxe_abi::{RecvData, SendData, Sge},
+    Access, Device, KernelSegs,
+};
 use crate::mr::{self, MrCore, MrError};
 use kernel::{prelude::*, sync::Arc};
 
@@ -102,5 +105,80 @@ impl SegList {
     /// Copies `src` to bytes `at..at + src.len()` of the list.
     pub(crate) fn scatter(&self, at: usize, src: &[u8]) -> Result<(), MrError> {
         self.walk(at, src.len(), |mr, off, r| mr.write(off, &src[r]))
+    }
+}
+
+/// Where a work request's bytes live: memory regions, a kernel consumer's
+/// memory, or a copy taken when it was posted (inline data).
+pub(crate) enum Memory {
+    Mr(SegList),
+    Kernel(KernelSegs),
+    Inline(KVec<u8>),
+}
+
+impl Memory {
+    /// A send's data: `access` is what it needs of its MRs.
+    pub(crate) fn for_send(
+        dev: &Device<RroceDevice>,
+        data: SendData,
+        pd: u32,
+        access: Access,
+    ) -> Result<Self, MrError> {
+        Ok(match data {
+            SendData::Inline(bytes) => Self::Inline(bytes),
+            SendData::Sges(sges) => Self::Mr(SegList::resolve(dev, &sges, pd, access)?),
+            SendData::Kernel(segs) => Self::Kernel(segs),
+        })
+    }
+
+    /// A receive's memory, which it writes.
+    pub(crate) fn for_recv(
+        dev: &Device<RroceDevice>,
+        data: RecvData,
+        pd: u32,
+    ) -> Result<Self, MrError> {
+        Ok(match data {
+            RecvData::Sges(sges) => {
+                Self::Mr(SegList::resolve(dev, &sges, pd, Access::LOCAL_WRITE)?)
+            }
+            RecvData::Kernel(segs) => Self::Kernel(segs),
+        })
+    }
+
+    /// No memory at all.
+    pub(crate) fn empty() -> Self {
+        Self::Mr(SegList::empty())
+    }
+
+    /// The number of bytes.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Self::Mr(s) => s.len(),
+            Self::Kernel(s) => s.len(),
+            Self::Inline(b) => b.len(),
+        }
+    }
+
+    /// Copies bytes `at..at + dst.len()` into `dst`.
+    pub(crate) fn gather(&self, at: usize, dst: &mut [u8]) -> Result<(), MrError> {
+        match self {
+            Self::Mr(s) => s.gather(at, dst),
+            Self::Kernel(s) => s.gather(at, dst).map_err(|_| MrError::Range),
+            Self::Inline(b) => {
+                let src = b.get(at..at + dst.len()).ok_or(MrError::Range)?;
+                dst.copy_from_slice(src);
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `src` to bytes `at..at + src.len()`; inline data is only ever
+    /// sent, never written.
+    pub(crate) fn scatter(&self, at: usize, src: &[u8]) -> Result<(), MrError> {
+        match self {
+            Self::Mr(s) => s.scatter(at, src),
+            Self::Kernel(s) => s.scatter(at, src).map_err(|_| MrError::Range),
+            Self::Inline(_) => Err(MrError::Access),
+        }
     }
 }

@@ -70,7 +70,7 @@ impl Srq {
         let max_sge = attr.max_sge.max(1);
         let ring = UserRing::new(uctx, attr.max_wr, RECV_WQE_SIZE + max_sge * SGE_SIZE)?;
         let num = LAST_SRQ_NUM.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        udata.respond(&CreateSrqResp::new(ring.mapping(), num))?;
+        udata.respond(&CreateSrqResp::new(ring.mapping()?, num))?;
         let actual = SrqAttr {
             max_wr: ring.capacity(),
             max_sge,

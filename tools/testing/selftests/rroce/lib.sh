@@ -170,7 +170,7 @@ pair() {
 	if [ "$RROCE_VM" = 1 ]; then
 		timeout "${PAIR_TIMEOUT:-120}" "$@" >"/tmp/$name.out" 2>&1 &
 		pid=$!
-		wait_listen "$port" && vm_signal "$name"
+		${PAIR_WAIT:-wait_listen} "$port" && vm_signal "$name"
 		await $pid
 		status=$?
 		sed 's/^/#   /' "/tmp/$name.out"
@@ -181,6 +181,17 @@ pair() {
 			grep -Eq "$check" <<<"$RUN_OUTPUT"
 		ktap_result $? "$name, client side"
 	fi
+}
+
+# wait_cm_listen PORT: wait until an rdma_cm ID listens on PORT (rping,
+# perftest's -R), which no TCP socket shows.
+wait_cm_listen() {
+	local i
+	for i in $(seq 300); do
+		rdma resource show cm_id 2>/dev/null | grep -Eq "LISTEN.*:$1( |$)" && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # gid6_index DEV IPV6: as gid_index, for a full IPv6 address.

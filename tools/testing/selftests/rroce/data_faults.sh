@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RC traffic over a bad link: tc netem on both VMs loses, reorders,
+# duplicates and corrupts packets while ibv_rc_pingpong checks every byte
+# and perftest writes and reads; every message must arrive intact, and the
+# counters must show the recovery. Then the link goes dead under a running
+# pingpong, which must end in an error completion, not hang.
+#
+# The same runs on the C rdma_rxe follow, for comparison: their outcome is
+# printed, and only rroce's is tested.  VM 1 serves, VM 2 connects.
+
+. "$(dirname "$0")/lib.sh"
+vm_main 2
+
+require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw tc rdma
+# VM 2, the client, also reports the dead link.
+ktap_plan $((RROCE_VM == 2 ? 7 : 6))
+
+BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
+ITERS="iters in [0-9.]+ seconds"
+BAD_LINK="delay 1ms reorder 10% 50% loss 5% duplicate 2% corrupt 1%"
+
+modprobe sch_netem || ktap_skip_all "no sch_netem"
+
+# round DRIVER PORT: the bad link tests on one driver.
+round() {
+	local drv=$1 port=$2 dev gid stats
+	if [ $drv = rroce ]; then
+		load_rroce && rdma link add rroce0 type rroce netdev eth0 && dev=rroce0
+	else
+		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 && dev=rxe0
+	fi
+	[ $drv = rroce ] && ktap_result $? "rroce0 on eth0"
+	gid=$(gid_index $dev "$RROCE_IP4")
+
+	tc qdisc add dev eth0 root netem $BAD_LINK
+	[ $drv = rroce ] && ktap_result $? "eth0: netem $BAD_LINK"
+	# The TCP exchange of the tools recovers from the bad link on its own.
+	PAIR_TIMEOUT=240 pair "$drv rc_pingpong -c over the bad link" $port "$ITERS" \
+		ibv_rc_pingpong -d $dev -g "$gid" -p $port -n 300 -s 8192 -c
+	PAIR_TIMEOUT=240 pair "$drv ib_write_bw over the bad link" $((port + 1)) "$BW" \
+		ib_write_bw -d $dev -x "$gid" -p $((port + 1)) -F -s 65536 -n 200
+	PAIR_TIMEOUT=240 pair "$drv ib_read_bw over the bad link" $((port + 2)) "$BW" \
+		ib_read_bw -d $dev -x "$gid" -p $((port + 2)) -F -s 65536 -n 200
+	tc qdisc del dev eth0 root
+	[ $drv = rroce ] && stats=$(rdma statistic show link $dev/1)
+
+	# A dead link under a running pingpong: the client's retries run out.
+	if [ "$RROCE_VM" = 1 ]; then
+		timeout 120 ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) -n 1000000 -s 64 \
+			>/dev/null 2>&1 &
+		wait_listen $((port + 3)) && vm_signal "$drv.dead"
+		vm_wait "$drv.dead.done" 180
+		kill %1 2>/dev/null
+		wait
+	else
+		vm_wait "$drv.dead" && {
+			timeout 120 ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) -n 1000000 -s 64 \
+				"$(peer_ip4)" >/tmp/dead.out 2>&1 &
+			sleep 3
+			tc qdisc add dev eth0 root netem loss 100%
+			wait $!
+			status=$?
+			tc qdisc del dev eth0 root
+			sed 's/^/#   /' /tmp/dead.out
+			[ $status != 124 ] && grep -q "retry counter exceeded\|status 12\|(12)" /tmp/dead.out
+		}
+		dead=$?
+		vm_signal "$drv.dead.done"
+		if [ $drv = rroce ]; then
+			ktap_result $dead "rroce: a dead link ends the pingpong with RETRY_EXC_ERR, no hang"
+		else
+			echo "# rxe: a dead link ends the pingpong with RETRY_EXC_ERR: $([ $dead = 0 ] && echo yes || echo no)"
+		fi
+	fi
+	rdma link delete $dev
+	if [ $drv = rroce ]; then rmmod rroce; else rmmod rdma_rxe; fi
+	vm_signal "unloaded.$drv" && vm_wait "unloaded.$drv" 120
+	[ $drv = rroce ] && {
+		echo "# $stats"
+		counter() { sed -n "s/.* $1 \\([0-9]*\\).*/\\1/p" <<<"$stats"; }
+		[ "$(counter drop_bad_icrc)" -gt 0 ] &&
+			[ $(($(counter retransmits) + $(counter seq_nak_rcvd) + $(counter duplicate_request))) -gt 0 ]
+		ktap_result $? "counters: $(counter drop_bad_icrc) bad ICRCs, $(counter retransmits) retransmissions, $(counter seq_nak_sent) sequence NAKs sent, $(counter duplicate_request) duplicates"
+	}
+	return 0
+}
+
+round rroce 18950
+# rxe's results are reported, not tested: pair's failures must not count.
+ktap_result() { echo "# rxe: $([ "$1" = 0 ] && echo ok || echo FAILED): ${*:2}"; }
+ktap_fail() { echo "# rxe: FAILED: $*"; }
+ktap_ok() { echo "# rxe: ok: $*"; }
+round rxe 18960
+ktap_finish
