@@ -17,7 +17,8 @@ use crate::kernel_ext::{
     jiffies,
     rdma::{
         rxe_abi::{
-            CreateQpResp, RecvWqe, SendWqe, Wc, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE,
+            CreateQpResp, RecvWqe, SendWqe, Wc, WcOpcode, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE,
+            SGE_SIZE,
         },
         Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpHandle, QpInit, QpMask,
         QpState, QpType, UData, UserContext,
@@ -442,6 +443,22 @@ impl QpCore {
         }
     }
 
+    /// A completion of this QP's; the rest of its fields are zero.
+    pub(crate) fn wc(&self, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32) -> Wc {
+        Wc {
+            wr_id,
+            status,
+            opcode,
+            byte_len,
+            ex: 0,
+            qp_num: self.qpn,
+            src_qp: 0,
+            flags: 0,
+            qp: self.handle,
+            ip_version: 0,
+        }
+    }
+
     /// Adds a send completion; a full CQ puts the QP in the error state.
     pub(crate) fn complete_send(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
         if self.send_cq.push(wc, solicited).is_err() {
@@ -469,18 +486,7 @@ impl QpCore {
         if inner.dead {
             return;
         }
-        let flushed = |wr_id, opcode| Wc {
-            wr_id,
-            status: WcStatus::WrFlushErr,
-            opcode,
-            byte_len: 0,
-            ex: 0,
-            qp_num: self.qpn,
-            src_qp: 0,
-            flags: 0,
-            qp: self.handle,
-            ip_version: 0,
-        };
+        let flushed = |wr_id, opcode| self.wc(wr_id, WcStatus::WrFlushErr, opcode, 0);
         crate::req::flush(self, inner, &flushed);
         crate::resp::flush(self, inner, &flushed);
     }

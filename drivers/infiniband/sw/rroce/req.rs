@@ -574,18 +574,7 @@ fn reads_in_flight(req: &Requester) -> u32 {
 }
 
 fn error_wc(qp: &QpCore, wr_id: u64, opcode: WcOpcode, status: WcStatus) -> Wc {
-    Wc {
-        wr_id,
-        status,
-        opcode,
-        byte_len: 0,
-        ex: 0,
-        qp_num: qp.qpn,
-        src_qp: 0,
-        flags: 0,
-        qp: qp.handle,
-        ip_version: 0,
-    }
+    qp.wc(wr_id, status, opcode, 0)
 }
 
 /// Completes, in order, the requests that are done.

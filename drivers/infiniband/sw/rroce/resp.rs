@@ -317,18 +317,7 @@ fn consume_recv(qp: &QpCore, inner: &mut QpInner) {
 }
 
 fn recv_wc(qp: &QpCore, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32) -> Wc {
-    Wc {
-        wr_id,
-        status,
-        opcode,
-        byte_len,
-        ex: 0,
-        qp_num: qp.qpn,
-        src_qp: 0,
-        flags: 0,
-        qp: qp.handle,
-        ip_version: 0,
-    }
+    qp.wc(wr_id, status, opcode, byte_len)
 }
 
 /// The immediate data or invalidated rkey of a closing packet, as the

@@ -11,6 +11,8 @@
 # printed, and only rroce's is tested.  VM 1 serves, VM 2 connects.
 
 . "$(dirname "$0")/lib.sh"
+# Two drivers' worth of slow, lossy runs.
+VM_TIMEOUT=${VM_TIMEOUT:-600}
 vm_main 2
 
 require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw tc rdma
@@ -40,9 +42,9 @@ round() {
 	PAIR_TIMEOUT=240 pair "$drv rc_pingpong -c over the bad link" $port "$ITERS" \
 		ibv_rc_pingpong -d $dev -g "$gid" -p $port -n 300 -s 8192 -c
 	PAIR_TIMEOUT=240 pair "$drv ib_write_bw over the bad link" $((port + 1)) "$BW" \
-		ib_write_bw -d $dev -x "$gid" -p $((port + 1)) -F -s 65536 -n 200
+		ib_write_bw -d $dev -x "$gid" -p $((port + 1)) -F -s 65536 -n 100
 	PAIR_TIMEOUT=240 pair "$drv ib_read_bw over the bad link" $((port + 2)) "$BW" \
-		ib_read_bw -d $dev -x "$gid" -p $((port + 2)) -F -s 65536 -n 200
+		ib_read_bw -d $dev -x "$gid" -p $((port + 2)) -F -s 65536 -n 100
 	tc qdisc del dev eth0 root
 	[ $drv = rroce ] && stats=$(rdma statistic show link $dev/1)
 

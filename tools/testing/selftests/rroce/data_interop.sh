@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rroce and the kernel's C rdma_rxe talk to each other: the RC and UC
-# pingpongs with data validation, the UD pingpong, and perftest's send, write and read bandwidth, first with
+# pingpongs with data validation, the UD and SRQ pingpongs, and perftest's send, write and read bandwidth, first with
 # rroce serving in VM 1 and rxe connecting from VM 2, then the other way
 # round.  Only one of the two drivers can hold UDP port 4791 in a VM.
 
 . "$(dirname "$0")/lib.sh"
 vm_main 2
 
-require_cmd ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ib_send_bw ib_write_bw ib_read_bw rdma
-ktap_plan 14
+require_cmd ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ib_send_bw ib_write_bw ib_read_bw rdma
+ktap_plan 16
 
 BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
 ITERS="iters in [0-9.]+ seconds"
@@ -34,7 +34,9 @@ round() {
 		ibv_uc_pingpong -d $dev -g "$gid" -p $((port + 1)) -n 100 -s 1024 -c
 	pair "ud_pingpong $1-$2" $((port + 2)) "$ITERS" \
 		ibv_ud_pingpong -d $dev -g "$gid" -p $((port + 2)) -n 100 -s 1024
-	port=$((port + 2))
+	pair "srq_pingpong $1-$2" $((port + 3)) "$ITERS" \
+		ibv_srq_pingpong -d $dev -g "$gid" -p $((port + 3)) -n 50 -s 1024 -q 4
+	port=$((port + 3))
 	for tool in ib_send_bw ib_write_bw ib_read_bw; do
 		port=$((port + 2))
 		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$BW" \

@@ -146,8 +146,13 @@ wait_listen() {
 # gid_index DEV IPV4: the index of the RoCE v2 GID of IPV4 on port 1 of DEV.
 # ib_core fills the GID table asynchronously, so this waits for it.
 gid_index() {
-	local dev=$1 want i try
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
+	gid_wait "$1" "$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })"
+}
+
+# gid_wait DEV GID: the index of GID (as sysfs spells it), a RoCE v2 one, on
+# port 1 of DEV, once it appears.
+gid_wait() {
+	local dev=$1 want=$2 i try
 	for try in $(seq 50); do
 		for i in $(seq 0 15); do
 			[ "$(cat "/sys/class/infiniband/$dev/ports/1/gids/$i" 2>/dev/null)" = "$want" ] &&
@@ -196,15 +201,5 @@ wait_cm_listen() {
 
 # gid6_index DEV IPV6: as gid_index, for a full IPv6 address.
 gid6_index() {
-	local dev=$1 want i try
-	want=$(python3 -c 'import ipaddress,sys; e=ipaddress.IPv6Address(sys.argv[1]).exploded; print(e)' "$2")
-	for try in $(seq 50); do
-		for i in $(seq 0 15); do
-			[ "$(cat "/sys/class/infiniband/$dev/ports/1/gids/$i" 2>/dev/null)" = "$want" ] &&
-				[ "$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
-				{ echo "$i"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
+	gid_wait "$1" "$(python3 -c 'import ipaddress,sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2")"
 }
