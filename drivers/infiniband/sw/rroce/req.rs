@@ -66,6 +66,9 @@ struct Entry {
     acked: u32,
     /// Read response packets received.
     got: u32,
+    /// A read asked again from this response, after a gap: once is enough
+    /// until it moves on.
+    asked_again: Option<u32>,
     done: bool,
 }
 
@@ -337,6 +340,7 @@ fn take(
         sent: 0,
         acked: 0,
         got: 0,
+        asked_again: None,
         done: false,
     })
 }
@@ -783,8 +787,19 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
     let req = &mut inner.req;
     let Some(k) = req.find(psn) else { return };
     let Some(e) = req.entry(k) else { return };
-    // Only the next response of what was asked for is taken.
-    if e.wqe.opcode != WrOpcode::Read || e.done || psn != e.first_psn + e.got || e.got >= e.sent {
+    if e.wqe.opcode != WrOpcode::Read || e.done || e.got >= e.sent {
+        return;
+    }
+    // Only the next response of what was asked for is taken. A later one
+    // means the next was lost: ask again from there at once, rather than
+    // after a transport timeout, as a sequence NAK does for writes.
+    let expected = e.first_psn + e.got;
+    if psn != expected {
+        let ahead = psn.distance_from(expected);
+        if ahead < e.sent - e.got && e.asked_again != Some(e.got) {
+            e.asked_again = Some(e.got);
+            rewind(req, expected);
+        }
         return;
     }
     // Each request's responses end with a Last, the read's last one with
