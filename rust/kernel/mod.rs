@@ -36,6 +36,42 @@ pub(crate) fn usecs_to_jiffies(usecs: u32) -> u64 {
     unsafe { crate::bindings::rroce_usecs_to_jiffies(usecs) as u64 }
 }
 
+/// Calls `f` on each piece of bytes `at..at + len` of a buffer of `total`
+/// bytes made of `pieces` laid end to end, of lengths `len_of`: the piece,
+/// the offset in it, and the part's range relative to `at`. `None` if the
+/// range runs past `total`.
+pub(crate) fn walk_pieces<P, E>(
+    pieces: &[P],
+    total: usize,
+    len_of: impl Fn(&P) -> usize,
+    at: usize,
+    len: usize,
+    mut f: impl FnMut(&P, usize, core::ops::Range<usize>) -> core::result::Result<(), E>,
+) -> Option<core::result::Result<(), E>> {
+    match at.checked_add(len) {
+        Some(end) if end <= total => {}
+        _ => return None,
+    }
+    let (mut skip, mut done) = (at, 0);
+    for piece in pieces {
+        if done == len {
+            break;
+        }
+        let plen = len_of(piece);
+        if skip >= plen {
+            skip -= plen;
+            continue;
+        }
+        let n = (plen - skip).min(len - done);
+        if let Err(e) = f(piece, skip, done..done + n) {
+            return Some(Err(e));
+        }
+        skip = 0;
+        done += n;
+    }
+    Some(Ok(()))
+}
+
 /// Error codes the `kernel` crate does not name yet.
 pub(crate) mod errno {
     use crate::bindings;

@@ -12,7 +12,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
-    rxe_abi::{RecvData, RecvWqe, SendData, SendWqe, Wc, WrOpcode, SEND_INLINE},
+    rxe_abi::{u32_at, u64_at, RecvData, RecvWqe, SendData, SendWqe, Wc, WrOpcode, SEND_INLINE},
     Av,
 };
 use crate::bindings;
@@ -79,25 +79,18 @@ impl KernelSegs {
         len: usize,
         mut f: impl FnMut(usize, core::ops::Range<usize>),
     ) -> Result {
-        match at.checked_add(len) {
-            Some(end) if end <= self.len => {}
-            _ => return Err(EFAULT),
-        }
-        let (mut skip, mut done) = (at, 0);
-        for &(addr, plen) in self.pieces.iter() {
-            if done == len {
-                break;
-            }
-            if skip >= plen {
-                skip -= plen;
-                continue;
-            }
-            let n = (plen - skip).min(len - done);
-            f(addr + skip, done..done + n);
-            skip = 0;
-            done += n;
-        }
-        Ok(())
+        crate::kernel_ext::walk_pieces(
+            &self.pieces,
+            self.len,
+            |p| p.1,
+            at,
+            len,
+            |&(addr, _), skip, r| {
+                f(addr + skip, r);
+                Ok(())
+            },
+        )
+        .ok_or(EFAULT)?
     }
 
     /// Copies bytes `at..at + dst.len()` of the memory into `dst`.
@@ -238,12 +231,8 @@ impl Wc {
     pub(super) fn write_kernel(b: &[u8; KERNEL_WC_SIZE as usize], out: &mut bindings::ib_wc) {
         type W = bindings::ib_uverbs_wc;
         use core::mem::offset_of;
-        let u32_at = |at: usize| u32::from_ne_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-        let u64_at = |at: usize| {
-            let mut v = [0u8; 8];
-            v.copy_from_slice(&b[at..at + 8]);
-            u64::from_ne_bytes(v)
-        };
+        let u32_at = |at| u32_at(b, at);
+        let u64_at = |at| u64_at(b, at);
         out.__bindgen_anon_1.wr_id = u64_at(offset_of!(W, wr_id));
         out.status = u32_at(offset_of!(W, status));
         out.opcode = u32_at(offset_of!(W, opcode));

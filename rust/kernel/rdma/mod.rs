@@ -70,15 +70,7 @@ impl Mtu {
         let netdev_mtu = i32::try_from(netdev_mtu).unwrap_or(i32::MAX);
         // SAFETY: `iboe_get_mtu` is a pure function of its argument.
         let mtu = unsafe { bindings::rroce_iboe_get_mtu(netdev_mtu) };
-        [
-            Mtu::Mtu256,
-            Mtu::Mtu512,
-            Mtu::Mtu1024,
-            Mtu::Mtu2048,
-            Mtu::Mtu4096,
-        ]
-        .into_iter()
-        .find(|m| *m as bindings::ib_mtu == mtu)
+        Self::from_raw(mtu)
     }
 
     /// The MTU in bytes, as ib_core computes it.

@@ -9,6 +9,7 @@ use crate::kernel_ext::rdma::{
     rxe_abi::{RecvData, SendData, Sge},
     Access, Device, KernelSegs,
 };
+use crate::kernel_ext::walk_pieces;
 use crate::mr::{self, MrCore, MrError};
 use kernel::{prelude::*, sync::Arc};
 
@@ -76,25 +77,15 @@ impl SegList {
         len: usize,
         mut f: impl FnMut(&MrCore, usize, core::ops::Range<usize>) -> Result<(), MrError>,
     ) -> Result<(), MrError> {
-        match at.checked_add(len) {
-            Some(end) if end <= self.total => {}
-            _ => return Err(MrError::Range),
-        }
-        let (mut skip, mut done) = (at, 0);
-        for seg in &self.segs {
-            if done == len {
-                break;
-            }
-            if skip >= seg.len {
-                skip -= seg.len;
-                continue;
-            }
-            let n = (seg.len - skip).min(len - done);
-            f(&seg.mr, seg.offset + skip, done..done + n)?;
-            skip = 0;
-            done += n;
-        }
-        Ok(())
+        walk_pieces(
+            &self.segs,
+            self.total,
+            |s| s.len,
+            at,
+            len,
+            |seg, skip, r| f(&seg.mr, seg.offset + skip, r),
+        )
+        .ok_or(MrError::Range)?
     }
 
     /// Copies bytes `at..at + dst.len()` of the list into `dst`.
