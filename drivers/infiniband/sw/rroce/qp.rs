@@ -173,6 +173,7 @@ impl Qp {
             None => Ring::new(caps.max_send_wr.max(1), MIN_ELEM_SIZE).ok_or(EINVAL)?,
         };
         let req = Requester::new(geometry, sq.is_some())?;
+        let resp = Responder::new(rq.as_ref().map_or(0, |rq| rq.geometry().elem_size()))?;
         let qpn = if init.qp_type == QpType::Gsi {
             if dev.data().qp_map().get(GSI_QPN).is_some() {
                 return Err(EBUSY);
@@ -208,7 +209,7 @@ impl Qp {
                     av: Av::default(),
                     dead: false,
                     req,
-                    resp: Responder::new(),
+                    resp,
                     ksend: Fifo::new(),
                     krecv: Fifo::new(),
                 }),

@@ -65,6 +65,8 @@ pub(crate) struct Responder {
     last_atomic: Option<(Psn, u64)>,
     /// UC: a packet was lost; drop the rest of the message.
     uc_drop: bool,
+    /// A copy of a receive queue element.
+    scratch: KVec<u8>,
 }
 
 /// Why a request was refused.
@@ -86,8 +88,10 @@ impl From<MrError> for Refusal {
 }
 
 impl Responder {
-    pub(crate) fn new() -> Self {
-        Self {
+    /// The responder of a QP whose receive ring has elements of
+    /// `elem_size` bytes (0 without one).
+    pub(crate) fn new(elem_size: usize) -> Result<Self> {
+        Ok(Self {
             epsn: Psn::new(0),
             msn: 0,
             head: 0,
@@ -96,7 +100,8 @@ impl Responder {
             nak_sent: None,
             last_atomic: None,
             uc_drop: false,
-        }
+            scratch: KVec::from_elem(0u8, elem_size, GFP_KERNEL)?,
+        })
     }
 
     /// Expects `psn` next (modify with `IB_QP_RQ_PSN`).
@@ -266,10 +271,9 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
             if head == rq.producer() {
                 return Err(Refusal::NotReady);
             }
-            let mut buf = KVec::from_elem(0u8, rq.geometry().elem_size(), GFP_KERNEL)
-                .map_err(|_| Refusal::NotReady)?;
-            rq.read(head, &mut buf).map_err(|_| Refusal::NotReady)?;
-            RecvWqe::parse(&buf, qp.caps.max_recv_sge)
+            let buf = &mut inner.resp.scratch;
+            rq.read(head, buf).map_err(|_| Refusal::NotReady)?;
+            RecvWqe::parse(buf, qp.caps.max_recv_sge)
         }
         (None, Some(srq)) => match srq.take() {
             Taken::Empty => return Err(Refusal::NotReady),
@@ -651,13 +655,11 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
     // An SRQ's requests stay for the other QPs.
     let Some(rq) = &qp.rq else { return };
     let producer = rq.producer();
-    let Ok(mut buf) = KVec::from_elem(0u8, rq.geometry().elem_size(), GFP_KERNEL) else {
-        return;
-    };
     while inner.resp.head != producer {
         let head = inner.resp.head;
-        let wr_id = match rq.read(head, &mut buf) {
-            Ok(()) => RecvWqe::parse(&buf, qp.caps.max_recv_sge).map_or(0, |w| w.wr_id),
+        let buf = &mut inner.resp.scratch;
+        let wr_id = match rq.read(head, buf) {
+            Ok(()) => RecvWqe::parse(buf, qp.caps.max_recv_sge).map_or(0, |w| w.wr_id),
             Err(_) => 0,
         };
         let _ = qp.recv_cq.push(&flushed(wr_id, WcOpcode::Recv), false);
