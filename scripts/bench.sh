@@ -73,11 +73,8 @@ result() {
 }
 
 for drv in rroce rxe; do
-	if [ $drv = rroce ]; then
-		load_rroce && rdma link add rroce0 type rroce netdev eth0 && dev=rroce0
-	else
-		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 && dev=rxe0
-	fi || exit 1
+	driver_up $drv || exit 1
+	dev=$DEV
 	gid=$(gid_index $dev "$RROCE_IP4") || exit 1
 	for b in "${BENCHES[@]}"; do
 		set -- $b
@@ -96,8 +93,7 @@ for drv in rroce rxe; do
 				result $drv "$1" "$2" "$(timeout 600 "${cmd[@]}" "$(peer_ip4)" 2>&1)"
 		fi
 	done
-	rdma link delete $dev
-	if [ $drv = rroce ]; then rmmod rroce; else rmmod rdma_rxe; fi
+	driver_down $drv
 	[ "$mode" = link ] && { vm_signal "unloaded.$drv"; vm_wait "unloaded.$drv" 300; }
 done
 

@@ -28,12 +28,9 @@ modprobe sch_netem || ktap_skip_all "no sch_netem"
 # round DRIVER PORT: the bad link tests on one driver.
 round() {
 	local drv=$1 port=$2 dev gid stats
-	if [ $drv = rroce ]; then
-		load_rroce && rdma link add rroce0 type rroce netdev eth0 && dev=rroce0
-	else
-		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 && dev=rxe0
-	fi
+	driver_up $drv
 	[ $drv = rroce ] && ktap_result $? "rroce0 on eth0"
+	dev=$DEV
 	gid=$(gid_index $dev "$RROCE_IP4")
 
 	tc qdisc add dev eth0 root netem $BAD_LINK
@@ -76,8 +73,7 @@ round() {
 			echo "# rxe: a dead link ends the pingpong with RETRY_EXC_ERR: $([ $dead = 0 ] && echo yes || echo no)"
 		fi
 	fi
-	rdma link delete $dev
-	if [ $drv = rroce ]; then rmmod rroce; else rmmod rdma_rxe; fi
+	driver_down $drv
 	vm_signal "unloaded.$drv" && vm_wait "unloaded.$drv" 120
 	[ $drv = rroce ] && {
 		echo "# $stats"

@@ -19,14 +19,9 @@ ITERS="iters in [0-9.]+ seconds"
 round() {
 	local mine=$1 port=$3 dev gid
 	[ "$RROCE_VM" = 2 ] && mine=$2
-	if [ "$mine" = rroce ]; then
-		load_rroce && rdma link add rroce0 type rroce netdev eth0
-		dev=rroce0
-	else
-		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
-		dev=rxe0
-	fi
-	ktap_result $? "$dev on eth0 (vm1: $1, vm2: $2)"
+	driver_up $mine
+	ktap_result $? "$DEV on eth0 (vm1: $1, vm2: $2)"
+	dev=$DEV
 	gid=$(gid_index $dev "$RROCE_IP4")
 	pair "rc_pingpong $1-$2" $port "$ITERS" \
 		ibv_rc_pingpong -d $dev -g "$gid" -p $port -n 100 -s 8192 -c
@@ -42,8 +37,7 @@ round() {
 		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$BW" \
 			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n 20
 	done
-	rdma link delete $dev
-	if [ "$mine" = rroce ]; then rmmod rroce; else rmmod rdma_rxe; fi
+	driver_down $mine
 	# Both sides unloaded before the next round binds the port again.
 	vm_signal "unloaded$port" && vm_wait "unloaded$port"
 }

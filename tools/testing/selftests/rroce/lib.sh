@@ -48,6 +48,25 @@ load_rroce() {
 	modprobe -a ${deps//,/ } && insmod "$RROCE_KO"
 }
 
+# driver_up DRIVER: rroce, or the C rdma_rxe (DRIVER rxe), loaded with its
+# device on eth0, whose name it puts in DEV. Only one of them can hold UDP
+# port 4791 at a time.
+driver_up() {
+	if [ "$1" = rroce ]; then
+		DEV=rroce0
+		load_rroce && rdma link add $DEV type rroce netdev eth0
+	else
+		DEV=rxe0
+		modprobe rdma_rxe && rdma link add $DEV type rxe netdev eth0
+	fi
+}
+
+# driver_down DRIVER: DEV deleted and DRIVER unloaded.
+driver_down() {
+	rdma link delete "$DEV"
+	if [ "$1" = rroce ]; then rmmod rroce; else rmmod rdma_rxe; fi
+}
+
 # build_prog NAME [GCC ARG...]: on the host, compile NAME.c of this
 # directory into the output directory, which the VM sees at the same path,
 # and set PROG to the binary. Skips the test without a compiler.
