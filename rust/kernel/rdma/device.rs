@@ -19,7 +19,7 @@ use super::{
     rxe_abi::{RecvWqe, SendWqe, Wc},
     srq::{RawSrq, SrqAttr, SrqMask, SrqNotifier},
     stats::{self, StatDescs},
-    Access, Av, DeviceAttr, LinkLayer, PortAttr, PortEvent, PortImmutable, QpAttr, QpCaps,
+    Access, Av, DeviceAttr, LinkLayer, MwType, PortAttr, PortEvent, PortImmutable, QpAttr, QpCaps,
     QpChange, QpInit, UData,
 };
 use crate::{
@@ -48,6 +48,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     type Cq: Send + Sync;
     /// Per-memory-region data.
     type Mr: Send + Sync;
+    /// Per-memory-window data.
+    type Mw: Send + Sync;
     /// Per-queue-pair data.
     type Qp: Send + Sync;
     /// Per-address-handle data.
@@ -113,8 +115,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         pd: Option<&Self::Pd>,
         access: Option<Access>,
     ) -> Result;
-    /// Deregisters an MR; its data is handed back to be dropped.
-    fn dereg_mr(dev: &Device<Self>, mr: Self::Mr);
+    /// Withdraws an MR's keys; its data is dropped on success. An error
+    /// (memory windows still bound) leaves the MR registered.
+    fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
+    /// A new memory window of `mw_type` in PD `pd`; returns its data and
+    /// its first rkey.
+    fn alloc_mw(dev: &Device<Self>, pd: &Self::Pd, mw_type: MwType) -> Result<(Self::Mw, u32)>;
+    /// Deallocates a memory window; its data is handed back to be dropped.
+    fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw);
     /// A new queue pair; `init.caps` is updated to what it really holds.
     /// Returns its data and QP number.
     fn create_qp(
@@ -602,6 +610,7 @@ type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
 type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
 type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
 type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
+type MwObject<T> = Object<bindings::ib_mw, <T as Driver>::Mw>;
 type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
 type AhObject<T> = Object<bindings::ib_ah, AhSlot<T>>;
 
@@ -642,6 +651,8 @@ impl<T: Driver> Adapter<T> {
         get_dma_mr: Some(Self::get_dma_mr),
         reg_user_mr: Some(Self::reg_user_mr),
         dereg_mr: Some(Self::dereg_mr),
+        alloc_mw: Some(Self::alloc_mw),
+        dealloc_mw: Some(Self::dealloc_mw),
         create_qp: Some(Self::create_qp),
         destroy_qp: Some(Self::destroy_qp),
         modify_qp: Some(Self::modify_qp),
@@ -670,6 +681,7 @@ impl<T: Driver> Adapter<T> {
         size_ib_qp: QpObject::<T>::SIZE,
         size_ib_ah: AhObject::<T>::SIZE,
         size_ib_srq: SrqObject::<T>::SIZE,
+        size_ib_mw: MwObject::<T>::SIZE,
         // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
         ..unsafe { core::mem::zeroed() }
     };
@@ -1102,11 +1114,49 @@ impl<T: Driver> Adapter<T> {
         mr: *mut bindings::ib_mr,
         _udata: *mut bindings::ib_udata,
     ) -> ffi::c_int {
-        // SAFETY: The MR came from `new_boxed`, and ib_core is done with it.
-        unsafe {
-            let dev = Self::device((*mr).device);
-            T::dereg_mr(dev, MrObject::<T>::take_boxed(mr));
-        }
+        from_result(|| {
+            // SAFETY: The MR came from `new_boxed`; once its keys are
+            // withdrawn ib_core is done with it.
+            unsafe {
+                T::dereg_mr(Self::device((*mr).device), MrObject::<T>::data(mr))?;
+                drop(MrObject::<T>::take_boxed(mr));
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an MW of our devices.
+    unsafe extern "C" fn alloc_mw(
+        mw: *mut bindings::ib_mw,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed MW of `size_ib_mw` bytes with
+            // its device, PD and type set.
+            unsafe {
+                let mw_type = match (*mw).type_ {
+                    bindings::ib_mw_type_IB_MW_TYPE_1 => MwType::Type1,
+                    bindings::ib_mw_type_IB_MW_TYPE_2 => MwType::Type2,
+                    _ => return Err(EINVAL),
+                };
+                let pd = PdObject::<T>::data((*mw).pd);
+                let (data, rkey) = T::alloc_mw(Self::device((*mw).device), pd, mw_type)?;
+                MwObject::<T>::write(mw, data);
+                (*mw).rkey = rkey;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for an MW `alloc_mw` made.
+    unsafe extern "C" fn dealloc_mw(mw: *mut bindings::ib_mw) -> ffi::c_int {
+        // SAFETY: The data is initialised and never used again; the device
+        // is alive during the call.
+        unsafe { T::dealloc_mw(Self::device((*mw).device), MwObject::<T>::take(mw)) };
         0
     }
 

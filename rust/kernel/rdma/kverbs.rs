@@ -130,6 +130,10 @@ pub(super) unsafe fn send_wqe(
     // SAFETY: Guaranteed by the caller.
     let w = unsafe { &*wr };
     let opcode = WrOpcode::from_raw(w.opcode).ok_or(EINVAL)?;
+    // Kernel consumers have no memory windows.
+    if opcode == WrOpcode::BindMw {
+        return Err(EINVAL);
+    }
     let flags = w.send_flags as u32;
     // SAFETY: Guaranteed by the caller.
     let segs = unsafe { KernelSegs::from_raw(w.sg_list, w.num_sge, GFP_ATOMIC)? };
@@ -157,6 +161,7 @@ pub(super) unsafe fn send_wqe(
         remote_qkey: 0,
         ah_num: 0,
         av: None,
+        mw: None,
         length,
         data,
     };

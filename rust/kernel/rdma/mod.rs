@@ -200,6 +200,20 @@ impl DeviceAttr {
 /// device's `local_dma_lkey`, which needs no MR.
 pub(crate) const KERNEL_CAP_LOCAL_DMA_LKEY: u64 =
     bindings::ib_kernel_cap_flags_IBK_LOCAL_DMA_LKEY as u64;
+/// The type of a memory window (`enum ib_mw_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MwType {
+    /// Bound by `ibv_bind_mw`, to the PD; an unbind is a bind of length 0.
+    Type1,
+    /// Bound by a work request, to the QP that posted it, and invalidated.
+    Type2,
+}
+
+/// `IB_DEVICE_MEM_WINDOW` and `IB_DEVICE_MEM_WINDOW_TYPE_2B`: type 1 and
+/// type 2B memory windows.
+pub(crate) const DEVICE_CAP_MEM_WINDOW: u64 = (bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
+    | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B)
+    as u64;
 /// `IBK_ALLOW_USER_UNREG`: `rdma link delete` may remove the device.
 pub(crate) const KERNEL_CAP_ALLOW_USER_UNREG: u64 =
     bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;

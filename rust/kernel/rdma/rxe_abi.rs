@@ -166,6 +166,7 @@ pub(crate) enum WrOpcode {
     CmpSwap,
     FetchAdd,
     LocalInv,
+    BindMw,
 }
 
 impl WrOpcode {
@@ -180,6 +181,7 @@ impl WrOpcode {
             bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => Self::CmpSwap,
             bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => Self::FetchAdd,
             bindings::ib_wr_opcode_IB_WR_LOCAL_INV => Self::LocalInv,
+            bindings::ib_wr_opcode_IB_WR_BIND_MW => Self::BindMw,
             _ => return None,
         })
     }
@@ -193,8 +195,28 @@ impl WrOpcode {
             Self::CmpSwap => WcOpcode::CmpSwap,
             Self::FetchAdd => WcOpcode::FetchAdd,
             Self::LocalInv => WcOpcode::LocalInv,
+            Self::BindMw => WcOpcode::BindMw,
         }
     }
+
+    /// Whether the device carries it out itself, sending nothing.
+    pub(crate) fn is_local(self) -> bool {
+        matches!(self, Self::LocalInv | Self::BindMw)
+    }
+}
+
+/// A memory window bind (`wr.mw` of `struct rxe_send_wr`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MwBind {
+    /// The window's range, in the MR; a length of 0 unbinds a type 1 MW.
+    pub(crate) addr: u64,
+    pub(crate) length: u64,
+    pub(crate) mr_lkey: u32,
+    /// The window's rkey now, and the rkey it is to have: only the low 8
+    /// bits of the new one are the consumer's to choose.
+    pub(crate) mw_rkey: u32,
+    pub(crate) new_rkey: u32,
+    pub(crate) access: u32,
 }
 
 /// `IB_SEND_*` flags of a send work request.
@@ -241,6 +263,8 @@ pub(crate) struct SendWqe {
     pub(crate) ah_num: u32,
     /// UD from a kernel consumer: the address vector of its AH.
     pub(crate) av: Option<Av>,
+    /// A memory window bind.
+    pub(crate) mw: Option<MwBind>,
     /// The message length, which the data must add up to.
     pub(crate) length: u32,
     pub(crate) data: SendData,
@@ -253,6 +277,11 @@ const WR_ATOMIC_SWAP: usize = 16;
 const WR_ATOMIC_RKEY: usize = 24;
 const WR_UD_REMOTE_QKEY: usize = 4;
 const WR_UD_AH_NUM: usize = 12;
+const WR_MW_LENGTH: usize = 8;
+const WR_MW_MR_LKEY: usize = 16;
+const WR_MW_MW_RKEY: usize = 20;
+const WR_MW_RKEY: usize = 24;
+const WR_MW_ACCESS: usize = 28;
 /// `struct rxe_dma_info`: the length, SGE count, then the SGEs or bytes.
 const DMA_LENGTH: usize = 0;
 const DMA_NUM_SGE: usize = 12;
@@ -302,6 +331,14 @@ impl SendWqe {
             remote_qkey: u32_at(b, u + WR_UD_REMOTE_QKEY),
             ah_num: u32_at(b, u + WR_UD_AH_NUM),
             av: None,
+            mw: (opcode == WrOpcode::BindMw).then(|| MwBind {
+                addr: u64_at(b, u),
+                length: u64_at(b, u + WR_MW_LENGTH),
+                mr_lkey: u32_at(b, u + WR_MW_MR_LKEY),
+                mw_rkey: u32_at(b, u + WR_MW_MW_RKEY),
+                new_rkey: u32_at(b, u + WR_MW_RKEY),
+                access: u32_at(b, u + WR_MW_ACCESS),
+            }),
             length,
             data,
         })
@@ -345,6 +382,7 @@ pub(crate) enum WcOpcode {
     CmpSwap = bindings::ib_wc_opcode_IB_WC_COMP_SWAP,
     FetchAdd = bindings::ib_wc_opcode_IB_WC_FETCH_ADD,
     LocalInv = bindings::ib_wc_opcode_IB_WC_LOCAL_INV,
+    BindMw = bindings::ib_wc_opcode_IB_WC_BIND_MW,
     Recv = bindings::ib_wc_opcode_IB_WC_RECV,
     RecvWriteImm = bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM,
 }
@@ -357,6 +395,7 @@ pub(crate) enum WcStatus {
     LocLenErr = bindings::ib_wc_status_IB_WC_LOC_LEN_ERR,
     LocQpOpErr = bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR,
     LocProtErr = bindings::ib_wc_status_IB_WC_LOC_PROT_ERR,
+    MwBindErr = bindings::ib_wc_status_IB_WC_MW_BIND_ERR,
     WrFlushErr = bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR,
     BadRespErr = bindings::ib_wc_status_IB_WC_BAD_RESP_ERR,
     RemInvReqErr = bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR,
@@ -370,6 +409,21 @@ pub(crate) enum WcStatus {
 pub(crate) const WC_GRH: u32 = bindings::ib_wc_flags_IB_WC_GRH;
 pub(crate) const WC_WITH_IMM: u32 = bindings::ib_wc_flags_IB_WC_WITH_IMM;
 pub(crate) const WC_WITH_INVALIDATE: u32 = bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE;
+
+/// libibverbs' `IBV_WC_WITH_INV`, which the provider hands on from the ring
+/// unchanged. It is not the kernel's `IB_WC_WITH_INVALIDATE` (bit 2 is
+/// `IBV_WC_IP_CSUM_OK` there), and no uapi header names it.
+const USER_WC_WITH_INV: u32 = 1 << 3;
+
+/// The flags of a completion as a process reads them.
+fn user_wc_flags(flags: u32) -> u32 {
+    let same = flags & (WC_GRH | WC_WITH_IMM);
+    if flags & WC_WITH_INVALIDATE != 0 {
+        same | USER_WC_WITH_INV
+    } else {
+        same
+    }
+}
 
 /// A completion, as `struct ib_uverbs_wc` in a user CQ ring.
 #[derive(Clone, Copy, Debug)]
@@ -402,7 +456,7 @@ impl Wc {
         put(offset_of!(W, ex), &self.ex.to_ne_bytes());
         put(offset_of!(W, qp_num), &self.qp_num.to_ne_bytes());
         put(offset_of!(W, src_qp), &self.src_qp.to_ne_bytes());
-        put(offset_of!(W, wc_flags), &self.flags.to_ne_bytes());
+        put(offset_of!(W, wc_flags), &user_wc_flags(self.flags).to_ne_bytes());
         put(offset_of!(W, port_num), &[1]);
         b
     }

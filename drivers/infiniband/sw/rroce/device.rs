@@ -17,12 +17,13 @@ use crate::kernel_ext::{
         self,
         rxe_abi::{RecvWqe, SendWqe},
         uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
-        Global, LinkLayer, MrKeys, Mtu, NewLink, PhysState, PortAttr, PortEvent, PortImmutable,
-        PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, SrqAttr, SrqMask,
-        SrqNotifier, UData, UserContext, UserRegion, KERNEL_WC_SIZE,
+        Global, LinkLayer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortEvent,
+        PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, SrqAttr,
+        SrqMask, SrqNotifier, UData, UserContext, UserRegion, KERNEL_WC_SIZE,
     },
 };
 use crate::mr::{self, Mr, MrCore, MAX_MR};
+use crate::mw::{self, Mw, MwCore, MAX_MW};
 use crate::qp::{self, Qp, QpCore, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE};
 use crate::srq::{self, Srq};
 use crate::udp::{Transport, TransportUse};
@@ -50,9 +51,15 @@ pub(crate) struct RroceDevice {
     /// The QP numbers in use.
     #[pin]
     qpns: IndexTable,
-    /// The live MRs by key index, and QPs by number, for the data path.
+    /// The indices of the memory windows' rkeys.
+    #[pin]
+    mws: IndexTable,
+    /// The live MRs and MWs by key index, and QPs by number, for the data
+    /// path.
     #[pin]
     mr_map: ObjectMap<MrCore>,
+    #[pin]
+    mw_map: ObjectMap<MwCore>,
     #[pin]
     qp_map: ObjectMap<QpCore>,
     /// The address handle numbers in use, and the AHs by number.
@@ -79,6 +86,16 @@ impl RroceDevice {
     /// The MR index table.
     pub(crate) fn mrs(&self) -> &IndexTable {
         &self.mrs
+    }
+
+    /// The MW index table.
+    pub(crate) fn mws(&self) -> &IndexTable {
+        &self.mws
+    }
+
+    /// The live MWs.
+    pub(crate) fn mw_map(&self) -> &ObjectMap<MwCore> {
+        &self.mw_map
     }
 
     /// The QP number table.
@@ -157,6 +174,7 @@ impl Driver for RroceDevice {
     type Shared = Transport;
     type Cq = Cq;
     type Mr = Mr;
+    type Mw = Mw;
     type Qp = Qp;
     type Ah = Ah;
     type Srq = Srq;
@@ -177,6 +195,7 @@ impl Driver for RroceDevice {
         Ok(DeviceAttr {
             sys_image_guid: dev.data().guid,
             vendor_id: VENDOR_ID,
+            device_cap_flags: rdma::DEVICE_CAP_MEM_WINDOW,
             kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG | rdma::KERNEL_CAP_LOCAL_DMA_LKEY,
             max_mr_size: u64::MAX,
             page_size_cap: 0xffff_f000,
@@ -188,6 +207,7 @@ impl Driver for RroceDevice {
             max_recv_sge: MAX_SGE,
             max_cq: 1 << 16,
             max_mr: MAX_MR,
+            max_mw: MAX_MW,
             max_ah: ah::MAX_AH,
             max_srq: srq::MAX_SRQ,
             max_srq_wr: MAX_QP_WR,
@@ -295,8 +315,16 @@ impl Driver for RroceDevice {
         mr.rereg(pd.copied(), access)
     }
 
-    fn dereg_mr(dev: &Device<Self>, mr: Mr) {
-        mr.deregister(dev);
+    fn dereg_mr(dev: &Device<Self>, mr: &Mr) -> Result {
+        mr.deregister(dev)
+    }
+
+    fn alloc_mw(dev: &Device<Self>, pd: &u32, mw_type: MwType) -> Result<(Mw, u32)> {
+        Mw::alloc(dev, *pd, mw_type)
+    }
+
+    fn dealloc_mw(dev: &Device<Self>, mw: Mw) {
+        mw.dealloc(dev);
     }
 
     fn create_qp(
@@ -419,7 +447,9 @@ impl NewLink for RroceDevice {
             try_pin_init!(Self {
                 mrs <- mr::new_table(),
                 qpns <- qp::new_table(),
+                mws <- mw::new_table(),
                 mr_map <- ObjectMap::new(),
+                mw_map <- ObjectMap::new(),
                 qp_map <- ObjectMap::new(),
                 ahs <- ah::new_table(),
                 ah_map <- ObjectMap::new(),

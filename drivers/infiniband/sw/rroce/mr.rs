@@ -5,7 +5,8 @@
 //!
 //! A key is an MR index in its top 16 bits, so the data path finds the MR in
 //! one step, and 16 random bits below it, so that a peer cannot name an MR
-//! it was not told about by counting, nor a new MR by an old key.
+//! it was not told about by counting, nor a new MR by an old key. MRs have
+//! the lower half of the indices, memory windows (`mw.rs`) the upper half.
 
 use crate::device::RroceDevice;
 use crate::index::IndexTable;
@@ -14,18 +15,34 @@ use crate::kernel_ext::{
     random_u32,
     rdma::{kverbs::LOCAL_DMA_LKEY, Access, AtomicOp, Device, MrKeys, Umem, UserRegion},
 };
+use crate::{mw, qp::QpCore};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{prelude::*, sync::Arc};
 
-/// The most MRs a device holds: the index part of a key, less index 0.
-pub(crate) const MAX_MR: u32 = (1 << 16) - 1;
+/// The most MRs a device holds: the lower half of the key indices, less
+/// index 0.
+pub(crate) const MAX_MR: u32 = (1 << 15) - 1;
 const INDEX_SHIFT: u32 = 16;
+
+/// The index part of a key, which names the MR or memory window.
+pub(crate) fn key_index(key: u32) -> u32 {
+    key >> INDEX_SHIFT
+}
+
+/// A key with `index` in its top bits and `low` below.
+pub(crate) fn make_key(index: u32, low: u32) -> u32 {
+    (index << INDEX_SHIFT) | (low & ((1 << INDEX_SHIFT) - 1))
+}
+
+/// In `MrCore::windows`: the MR is deregistered, no window may be bound.
+const DEREGISTERED: u32 = 1 << 31;
 
 /// The access rights rroce implements.
 const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::REMOTE_WRITE)
     .with(Access::REMOTE_READ)
     .with(Access::REMOTE_ATOMIC)
+    .with(Access::MW_BIND)
     .with(Access::OPTIONAL);
 
 /// The table of MR indices: 0 is never used, as key 0 is the local DMA lkey.
@@ -51,6 +68,8 @@ pub(crate) struct MrCore {
     pd: AtomicU32,
     /// Whether the pages were pinned writable.
     writable: bool,
+    /// The memory windows bound to it, or `DEREGISTERED`.
+    windows: AtomicU32,
 }
 
 /// Why a key and range were refused.
@@ -79,7 +98,7 @@ impl Mr {
         }
         let umem = Umem::pin(dev, region.start, region.length, region.access)?;
         let index = dev.data().mrs().alloc()?;
-        let key = (index << INDEX_SHIFT) | (random_u32() >> INDEX_SHIFT);
+        let key = make_key(index, random_u32());
         let core = Arc::new(
             MrCore {
                 umem,
@@ -88,6 +107,7 @@ impl Mr {
                 key,
                 pd: AtomicU32::new(pd),
                 writable: region.access.is_writable(),
+                windows: AtomicU32::new(0),
             },
             GFP_KERNEL,
         )
@@ -137,13 +157,29 @@ impl Mr {
     }
 
     /// Withdraws the keys; the pages are unpinned once the last work
-    /// request using them is done.
-    pub(crate) fn deregister(self, dev: &Device<RroceDevice>) {
-        let Some(core) = self.core else { return };
-        let index = core.key >> INDEX_SHIFT;
+    /// request using them is done. `EBUSY` while memory windows are bound
+    /// to it (IBA 10.6.7.2.6).
+    pub(crate) fn deregister(&self, dev: &Device<RroceDevice>) -> Result {
+        let Some(core) = &self.core else {
+            return Ok(());
+        };
+        core.windows
+            .compare_exchange(0, DEREGISTERED, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| EBUSY)?;
+        let index = key_index(core.key);
         dev.data().mr_map().remove(index);
         dev.data().mrs().free(index);
+        Ok(())
     }
+}
+
+/// Finds the MR `key` names in PD `pd`.
+pub(crate) fn find(dev: &Device<RroceDevice>, key: u32, pd: u32) -> Result<Arc<MrCore>, MrError> {
+    dev.data()
+        .mr_map()
+        .get(key_index(key))
+        .filter(|mr| mr.key == key && mr.pd() == pd)
+        .ok_or(MrError::Key)
 }
 
 /// Finds the MR `key` names in PD `pd` and checks that it grants `access`
@@ -156,24 +192,62 @@ pub(crate) fn lookup(
     va: u64,
     len: u64,
 ) -> Result<(Arc<MrCore>, usize), MrError> {
-    let mr = dev
-        .data()
-        .mr_map()
-        .get(key >> INDEX_SHIFT)
-        .filter(|mr| mr.key == key && mr.pd.load(Ordering::Acquire) == pd)
-        .ok_or(MrError::Key)?;
-    if !Access::from_bits(mr.access.load(Ordering::Acquire)).contains(access) {
+    let mr = find(dev, key, pd)?;
+    if !mr.access().contains(access) {
         return Err(MrError::Access);
     }
-    let offset = va.checked_sub(mr.iova).ok_or(MrError::Range)?;
-    let end = offset.checked_add(len).ok_or(MrError::Range)?;
-    if end > mr.umem.len() as u64 {
-        return Err(MrError::Range);
+    let offset = mr.offset_of(va, len).ok_or(MrError::Range)?;
+    Ok((mr, offset))
+}
+
+/// As [`lookup`], for an rkey a peer sent to `qp`: an MR's, or a memory
+/// window's.
+pub(crate) fn lookup_remote(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    rkey: u32,
+    access: Access,
+    va: u64,
+    len: u64,
+) -> Result<(Arc<MrCore>, usize), MrError> {
+    if mw::is_mw_key(rkey) {
+        mw::lookup(dev, qp, rkey, access, va, len)
+    } else {
+        lookup(dev, rkey, qp.pd, access, va, len)
     }
-    Ok((mr, offset as usize))
 }
 
 impl MrCore {
+    /// The rights it grants now.
+    pub(crate) fn access(&self) -> Access {
+        Access::from_bits(self.access.load(Ordering::Acquire))
+    }
+
+    /// The PD it belongs to now.
+    pub(crate) fn pd(&self) -> u32 {
+        self.pd.load(Ordering::Acquire)
+    }
+
+    /// The offset of the `len` bytes at `va`, if they are all in the MR.
+    pub(crate) fn offset_of(&self, va: u64, len: u64) -> Option<usize> {
+        let offset = va.checked_sub(self.iova)?;
+        (offset.checked_add(len)? <= self.umem.len() as u64).then_some(offset as usize)
+    }
+
+    /// Counts a window bound to it; `false` once it is deregistered.
+    pub(crate) fn hold_window(&self) -> bool {
+        self.windows
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n & DEREGISTERED == 0).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// A window bound to it is gone.
+    pub(crate) fn release_window(&self) {
+        self.windows.fetch_sub(1, Ordering::AcqRel);
+    }
+
     /// Copies `src` to `offset`, which `lookup` checked.
     pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), MrError> {
         self.umem.write(offset, src).map_err(|_| MrError::Range)

@@ -334,6 +334,8 @@ impl Qp {
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
         dev.data().qp_map().remove(self.core.qpn);
         self.core.inner.lock().dead = true;
+        // Nothing binds for it any more: its number may go to a new QP.
+        crate::mw::qp_destroyed(dev, self.core.qpn);
         if self.core.qpn != GSI_QPN {
             dev.data().qpns().free(self.core.qpn);
         }

@@ -22,6 +22,7 @@ use crate::kernel_ext::{
     usecs_to_jiffies,
 };
 use crate::mr::MrError;
+use crate::mw;
 use crate::proto::{
     headers::{AtomicEth, Deth, Ieth, ImmDt, NakCode, Reth, Syndrome},
     opcode::{Opcode, Operation},
@@ -102,8 +103,10 @@ impl Entry {
         self.first_psn + self.sent
     }
 
+    /// The PSN of its last packet; for a local operation, which has none,
+    /// the one before `first_psn`.
     fn last_psn(&self) -> Psn {
-        self.first_psn + (self.npsn - 1)
+        self.first_psn + self.npsn.wrapping_sub(1)
     }
 }
 
@@ -273,16 +276,38 @@ fn take(
 ) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
     let fail = |status| (wqe.wr_id, wqe.opcode.wc_opcode(), status);
     let supported = match qp.qp_type {
-        QpType::Rc => !matches!(wqe.opcode, WrOpcode::LocalInv),
+        QpType::Rc => true,
         QpType::Uc => matches!(
             wqe.opcode,
-            WrOpcode::Send | WrOpcode::SendImm | WrOpcode::Write | WrOpcode::WriteImm
+            WrOpcode::Send
+                | WrOpcode::SendImm
+                | WrOpcode::Write
+                | WrOpcode::WriteImm
+                | WrOpcode::LocalInv
+                | WrOpcode::BindMw
         ),
         QpType::Ud | QpType::Gsi => matches!(wqe.opcode, WrOpcode::Send | WrOpcode::SendImm),
         QpType::Other(_) => false,
     };
     if !supported {
         return Err(fail(WcStatus::LocQpOpErr));
+    }
+    if wqe.opcode.is_local() {
+        // Done now, in posting order after the requests before it were
+        // sent; it completes once they have.
+        local_op(dev, qp, &wqe).map_err(fail)?;
+        return Ok(Entry {
+            wqe,
+            local: Memory::empty(),
+            ud: None,
+            first_psn: psn,
+            npsn: 0,
+            sent: 0,
+            acked: 0,
+            got: 0,
+            asked_again: None,
+            done: true,
+        });
     }
     let atomic = matches!(wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
     let access = if wqe.opcode == WrOpcode::Read || atomic {
@@ -343,6 +368,15 @@ fn take(
         asked_again: None,
         done: false,
     })
+}
+
+/// Carries out a memory window bind or a local invalidation.
+fn local_op(dev: &Device<RroceDevice>, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcStatus> {
+    match &wqe.mw {
+        Some(bind) => mw::bind(dev, qp, bind).map_err(|_| WcStatus::MwBindErr),
+        // Only type 2 windows can be invalidated: user MRs cannot.
+        None => mw::invalidate(dev, qp, wqe.ex, false).map_err(|_| WcStatus::LocQpOpErr),
+    }
 }
 
 /// The opcode of packet `n` of a SEND or WRITE of `npsn` packets.

@@ -15,6 +15,7 @@ use crate::kernel_ext::rdma::{
     Access, AtomicOp, Device, QpState, QpType,
 };
 use crate::mr::{self, MrCore, MrError};
+use crate::mw;
 use crate::proto::{
     headers::{Aeth, AtomicAckEth, NakCode, Syndrome, UNLIMITED_CREDITS},
     opcode::{Opcode, Operation, Transport},
@@ -360,6 +361,12 @@ fn execute(
             }
             recv.len += pkt.payload.len();
             if opcode.ends_message() {
+                if let Some(ieth) = pkt.headers.ext.ieth {
+                    // As the C rxe: the receive completes in error, and
+                    // the peer is told its request was invalid.
+                    mw::invalidate(dev, qp, ieth.rkey, true)
+                        .map_err(|_| Refusal::Local(WcStatus::RemInvReqErr))?;
+                }
                 finish_recv(qp, inner, pkt, WcOpcode::Recv, None);
             }
         }
@@ -373,10 +380,10 @@ fn execute(
                 if !qp_access.contains(Access::REMOTE_WRITE) {
                     return Err(Refusal::Nak(NakCode::RemoteAccessError));
                 }
-                let (mr, offset) = mr::lookup(
+                let (mr, offset) = mr::lookup_remote(
                     dev,
+                    qp,
                     reth.rkey,
-                    qp.pd,
                     Access::REMOTE_WRITE,
                     reth.va,
                     reth.dma_len.into(),
@@ -433,7 +440,7 @@ fn execute(
                 .ext
                 .atomic
                 .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-            let (mr, offset) = mr::lookup(dev, a.rkey, qp.pd, Access::REMOTE_ATOMIC, a.va, 8)?;
+            let (mr, offset) = mr::lookup_remote(dev, qp, a.rkey, Access::REMOTE_ATOMIC, a.va, 8)?;
             if a.va % 8 != 0 {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
             }
@@ -500,10 +507,10 @@ fn read(
         .reth
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let len = reth.dma_len as usize;
-    let (mr, offset) = mr::lookup(
+    let (mr, offset) = mr::lookup_remote(
         dev,
+        qp,
         reth.rkey,
-        qp.pd,
         Access::REMOTE_READ,
         reth.va,
         reth.dma_len.into(),

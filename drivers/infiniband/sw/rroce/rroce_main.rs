@@ -24,6 +24,7 @@ mod device;
 mod index;
 mod kqueue;
 mod mr;
+mod mw;
 mod netdev;
 // The protocol core: plain `no_std` Rust, also built on the host
 // (tools/proto-host), where its tests use what the driver does not.

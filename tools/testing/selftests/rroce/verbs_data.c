@@ -6,7 +6,10 @@
  * RDMA WRITE and READ back, WRITE with immediate; fetch-and-add and
  * compare-and-swap; unsignalled SENDs. On fresh QPs: wrong rkey, wrong lkey
  * and a READ past the remote MR fail as they should and flush what follows;
- * a QP connected to nowhere exhausts its retries. On QPs and CQs of their own:
+ * a QP connected to nowhere exhausts its retries. Memory windows: type 1 bound
+ * with ibv_bind_mw and rebound, type 2 bound by a work request and unbound by
+ * SEND with Invalidate or LOCAL_INV; old rkeys, ranges past the window and
+ * binds to an MR without MW_BIND fail. On QPs and CQs of their own:
  * a CQ with a completion channel signals the next completion, and when armed
  * for solicited ones only, a solicited one but not another; an SRQ feeds an RC
  * QP its receives in order and raises its limit event, which disarms it; a
@@ -65,14 +68,6 @@ struct pair {
 	struct ibv_qp *qp[2];
 };
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* Bytes that change from one offset to the next, so misplaced data shows. */
 static void fill(char *buf, size_t len, uint32_t seed)
 {
@@ -100,33 +95,6 @@ static int all(const char *what, const char *buf, size_t len, int byte)
 	return same(what, buf, want, len);
 }
 
-/*
- * The index of the RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d) on port 1.
- * ib_core fills the table asynchronously once the device is added: wait up
- * to 5 s for it.
- */
-static int ipv4_gid(void)
-{
-	static const unsigned char v4[12] = { [10] = 0xff, [11] = 0xff };
-	double end = now() + 5;
-	struct ibv_gid_entry e;
-	uint32_t i;
-
-	do {
-		for (i = 0; i < 64; i++)
-			if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) &&
-			    e.gid_type == IBV_GID_TYPE_ROCE_V2 && !memcmp(e.gid.raw, v4, 12)) {
-				printf("# GID %u: ::ffff:%d.%d.%d.%d\n", i, e.gid.raw[12],
-				       e.gid.raw[13], e.gid.raw[14], e.gid.raw[15]);
-				gid = e.gid;
-				return i;
-			}
-		usleep(100000);
-	} while (now() < end);
-	printf("# no RoCE v2 GID of an IPv4 address on port 1\n");
-	return -1;
-}
-
 /* An RC QP on @cq; its receives come from @srq unless that is NULL. */
 static struct ibv_qp *create_srq_qp(struct ibv_cq *cq, struct ibv_srq *srq)
 {
@@ -147,32 +115,7 @@ static struct ibv_qp *create_qp(struct ibv_cq *cq)
 /* Takes an RC QP to RTS, talking to @dest_qpn at our own GID. */
 static int connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint8_t timeout, uint8_t retry_cnt)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-		.path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn, .rq_psn = 0x100,
-		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid,
-			     .sgid_index = gid_index, .hop_limit = 64 } },
-		.timeout = timeout, .retry_cnt = retry_cnt, .rnr_retry = 7, .sq_psn = 0x100,
-		.max_rd_atomic = 16,
-	};
-	int err;
-
-	/* Each transition reads only the attributes of its mask. */
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_ACCESS_FLAGS);
-	a.qp_state = IBV_QPS_RTR;
-	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	a.qp_state = IBV_QPS_RTS;
-	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (err)
-		printf("# connecting QP %u: %s\n", qp->qp_num, strerror(err));
-	return !err;
+	return connect_rc(qp, dest_qpn, &gid, gid_index, timeout, retry_cnt);
 }
 
 /* A pair whose B has a CQ of @cqe_b on @channel (if not NULL) and takes from @srq (if not NULL). */
@@ -246,7 +189,8 @@ static const enum ibv_wc_opcode wc_opcode[] = {
 	[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE, [IBV_WR_RDMA_WRITE_WITH_IMM] = IBV_WC_RDMA_WRITE,
 	[IBV_WR_SEND] = IBV_WC_SEND, [IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
 	[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ, [IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
-	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD, [IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
+	[IBV_WR_BIND_MW] = IBV_WC_BIND_MW, [IBV_WR_LOCAL_INV] = IBV_WC_LOCAL_INV,
 };
 
 /* A signalled work request of @op on the @n SGEs at @s; an RDMA one to @remote of tgt. */
@@ -512,6 +456,189 @@ static int peer_gone(struct pair *p)
 	printf("# after %.2f s\n", now() - start);
 	ok = ok && now() - start >= 0.1;
 	return (!qp || !ibv_destroy_qp(qp)) && ok;
+}
+
+/*
+ * Memory windows on tgt, bound by B, whose peer A reaches tgt through them.
+ * WIN_OFF..WIN_OFF + WIN_LEN of tgt is the window; mr_win covers all of tgt.
+ */
+#define WIN_OFF 8192
+#define WIN_LEN 8192
+#define WIN_RIGHTS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+static struct ibv_mr *mr_win;
+
+/* Posts @wr on B and waits for its completion with @status. */
+static int b_wait(struct pair *p, struct ibv_send_wr *wr, enum ibv_wc_status status)
+{
+	struct ibv_wc wc;
+
+	return post_send(p->qp[1], wr) &&
+	       expect(p->cq[1], wr->wr_id, status, wc_opcode[wr->opcode], &wc);
+}
+
+/* A writes 4096 bytes to tgt + @off through @rkey, with @status. */
+static int write_through(struct pair *p, uint64_t wr_id, uint32_t rkey, int off,
+			 enum ibv_wc_status status)
+{
+	struct ibv_sge s = SGE(mr_src, src, 4096);
+	struct ibv_send_wr wr = wr_of(wr_id, IBV_WR_RDMA_WRITE, &s, 1, tgt + off);
+
+	wr.wr.rdma.rkey = rkey;
+	fill(src, 4096, wr_id);
+	memset(tgt, 0x5a, BUF_LEN);
+	if (!send_wait(p, &wr, status))
+		return 0;
+	if (status == IBV_WC_SUCCESS)
+		return same("written through the window", tgt + off, src, 4096) &&
+		       all("before the write", tgt, off, 0x5a);
+	return all("target", tgt, BUF_LEN, 0x5a);
+}
+
+/* A type 2 window over the window range of tgt, bound by B with rkey @rkey. */
+static struct ibv_mw *bind_type2(struct pair *p, uint64_t wr_id, uint32_t *rkey)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_send_wr wr = { .wr_id = wr_id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	if (!mw) {
+		printf("# ibv_alloc_mw: %s\n", strerror(errno));
+		return NULL;
+	}
+	*rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = *rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr_win,
+		.addr = (uintptr_t)tgt + WIN_OFF, .length = WIN_LEN, .mw_access_flags = WIN_RIGHTS };
+	if (b_wait(p, &wr, IBV_WC_SUCCESS))
+		return mw;
+	ibv_dealloc_mw(mw);
+	return NULL;
+}
+
+static int reg_win(void)
+{
+	mr_win = ibv_reg_mr(pd, tgt, BUF_LEN, RIGHTS | IBV_ACCESS_MW_BIND);
+	if (!mr_win)
+		printf("# ibv_reg_mr with MW_BIND: %s\n", strerror(errno));
+	return !!mr_win;
+}
+
+/*
+ * Type 1: a WRITE and a READ through the window; its MR cannot be
+ * deregistered while it is bound; after a rebind elsewhere the old rkey
+ * fails and the new one works; outside the window fails.
+ */
+static int mw_type1(struct pair *p)
+{
+	struct ibv_mw *mw = reg_win() ? ibv_alloc_mw(pd, IBV_MW_TYPE_1) : NULL;
+	struct ibv_mw_bind bind = { .wr_id = 101, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr_win, .addr = (uintptr_t)tgt + WIN_OFF,
+			       .length = WIN_LEN, .mw_access_flags = WIN_RIGHTS } };
+	struct ibv_sge r = SGE(mr_back, back, 4096);
+	struct ibv_send_wr rd = wr_of(103, IBV_WR_RDMA_READ, &r, 1, tgt + WIN_OFF);
+	uint32_t old;
+	struct ibv_wc wc;
+	int ok;
+
+	ok = mw && !ibv_bind_mw(p->qp[1], mw, &bind) &&
+	     expect(p->cq[1], 101, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc) &&
+	     write_through(p, 102, mw->rkey, WIN_OFF, IBV_WC_SUCCESS);
+	rd.wr.rdma.rkey = mw ? mw->rkey : 0;
+	memset(back, 0, 4096);
+	ok = ok && send_wait(p, &rd, IBV_WC_SUCCESS) && same("read back", back, src, 4096);
+	errno = 0;
+	ok = ok && ibv_dereg_mr(mr_win) == EBUSY;
+	printf("# deregistering the bound MR: %s\n", strerror(errno));
+	old = mw ? mw->rkey : 0;
+	bind.wr_id = 104;
+	bind.bind_info.addr += 4096;
+	ok = ok && !ibv_bind_mw(p->qp[1], mw, &bind) &&
+	     expect(p->cq[1], 104, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc) && mw->rkey != old &&
+	     write_through(p, 105, mw->rkey, WIN_OFF + 4096, IBV_WC_SUCCESS) &&
+	     write_through(p, 106, mw->rkey, WIN_OFF + WIN_LEN + 2048, IBV_WC_REM_ACCESS_ERR);
+	return (!mw || !ibv_dealloc_mw(mw)) && mr_win && !ibv_dereg_mr(mr_win) && ok;
+}
+
+/* An old rkey of a type 1 window, after a rebind: REM_ACCESS_ERR. */
+static int mw_stale_rkey(struct pair *p)
+{
+	struct ibv_mw *mw = reg_win() ? ibv_alloc_mw(pd, IBV_MW_TYPE_1) : NULL;
+	struct ibv_mw_bind bind = { .wr_id = 111, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr_win, .addr = (uintptr_t)tgt + WIN_OFF,
+			       .length = WIN_LEN, .mw_access_flags = WIN_RIGHTS } };
+	uint32_t old = 0;
+	struct ibv_wc wc;
+	int ok;
+
+	ok = mw && !ibv_bind_mw(p->qp[1], mw, &bind) &&
+	     expect(p->cq[1], 111, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc);
+	old = mw ? mw->rkey : 0;
+	bind.wr_id = 112;
+	ok = ok && !ibv_bind_mw(p->qp[1], mw, &bind) &&
+	     expect(p->cq[1], 112, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc) &&
+	     write_through(p, 113, old, WIN_OFF, IBV_WC_REM_ACCESS_ERR);
+	return (!mw || !ibv_dealloc_mw(mw)) && mr_win && !ibv_dereg_mr(mr_win) && ok;
+}
+
+/*
+ * Type 2: bound by a work request; a SEND with Invalidate from A unbinds it
+ * (B's receive reports the rkey), after which a WRITE through it fails.
+ */
+static int mw_send_inv(struct pair *p)
+{
+	struct ibv_sge s = SGE(mr_src, src, 64), r = SGE(mr_rcv1, rcv1, RCV1_LEN);
+	struct ibv_send_wr wr = wr_of(123, IBV_WR_SEND_WITH_INV, &s, 1, NULL);
+	uint32_t rkey = 0;
+	struct ibv_mw *mw = reg_win() ? bind_type2(p, 121, &rkey) : NULL;
+	struct ibv_wc wc;
+	int ok;
+
+	wr.invalidate_rkey = rkey;
+	ok = mw && write_through(p, 122, rkey, WIN_OFF, IBV_WC_SUCCESS) &&
+	     post_recv(p->qp[1], 120, &r, 1) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
+	     expect(p->cq[1], 120, IBV_WC_SUCCESS, IBV_WC_RECV, &wc);
+	if (ok && (!(wc.wc_flags & IBV_WC_WITH_INV) || wc.invalidated_rkey != rkey)) {
+		printf("# wc_flags %#x, invalidated_rkey %#x; expected %#x\n", wc.wc_flags,
+		       wc.invalidated_rkey, rkey);
+		ok = 0;
+	}
+	ok = ok && write_through(p, 124, rkey, WIN_OFF, IBV_WC_REM_ACCESS_ERR);
+	return (!mw || !ibv_dealloc_mw(mw)) && mr_win && !ibv_dereg_mr(mr_win) && ok;
+}
+
+/* Type 2: B's LOCAL_INV unbinds it; a WRITE through it fails. */
+static int mw_local_inv(struct pair *p)
+{
+	struct ibv_send_wr inv = { .wr_id = 132, .opcode = IBV_WR_LOCAL_INV,
+				   .send_flags = IBV_SEND_SIGNALED };
+	uint32_t rkey = 0;
+	struct ibv_mw *mw = reg_win() ? bind_type2(p, 131, &rkey) : NULL;
+	int ok;
+
+	inv.invalidate_rkey = rkey;
+	ok = mw && b_wait(p, &inv, IBV_WC_SUCCESS) &&
+	     write_through(p, 133, rkey, WIN_OFF, IBV_WC_REM_ACCESS_ERR);
+	return (!mw || !ibv_dealloc_mw(mw)) && mr_win && !ibv_dereg_mr(mr_win) && ok;
+}
+
+/* Binding to an MR registered without MW_BIND: MW_BIND_ERR, B flushed. */
+static int mw_bind_refused(struct pair *p)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind bind = { .wr_id = 141, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr_tgt, .addr = (uintptr_t)tgt, .length = 4096,
+			       .mw_access_flags = WIN_RIGHTS } };
+	struct ibv_sge s = SGE(mr_src, src, 16);
+	struct ibv_send_wr wr = wr_of(142, IBV_WR_SEND, &s, 1, NULL);
+	struct ibv_wc wc;
+	int ok;
+
+	ok = mw && !ibv_bind_mw(p->qp[1], mw, &bind) &&
+	     expect(p->cq[1], 141, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, &wc) &&
+	     b_wait(p, &wr, IBV_WC_WR_FLUSH_ERR);
+	return (!mw || !ibv_dealloc_mw(mw)) && ok;
 }
 
 /* Waits up to @secs for @fd to be readable. */
@@ -795,6 +922,13 @@ static const struct {
 	{ bad_rkey, 1, "RDMA WRITE with a wrong rkey: REM_ACCESS_ERR, target intact, flush" },
 	{ bad_lkey, 1, "SEND with a wrong lkey: LOC_PROT_ERR, flush" },
 	{ read_beyond, 1, "RDMA READ past the remote MR: REM_ACCESS_ERR, nothing read, flush" },
+	{ mw_type1, 1, "type 1 MW: WRITE and READ through it, its MR busy, rebound elsewhere, "
+		       "past its end REM_ACCESS_ERR" },
+	{ mw_stale_rkey, 1, "type 1 MW rebound: its old rkey gets REM_ACCESS_ERR" },
+	{ mw_send_inv, 1, "type 2 MW bound by a work request, SEND with Invalidate unbinds it: "
+			  "IBV_WC_WITH_INV, then REM_ACCESS_ERR" },
+	{ mw_local_inv, 1, "type 2 MW: LOCAL_INV unbinds it, then REM_ACCESS_ERR" },
+	{ mw_bind_refused, 1, "binding to an MR without MW_BIND: MW_BIND_ERR, then flush" },
 	{ peer_gone, 0, "SEND to a QP number that does not exist: RETRY_EXC_ERR" },
 	{ comp_channel, OWN, "completion channel: an event for the next completion; "
 			     "solicited only: none for a plain SEND, one for a solicited" },
@@ -823,7 +957,7 @@ int main(int argc, char **argv)
 	mr_rcv2 = pd ? ibv_reg_mr(pd, rcv2, RCV2_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	mr_tgt = pd ? ibv_reg_mr(pd, tgt, BUF_LEN, RIGHTS) : NULL;
 	ok = mr_src && mr_back && mr_rcv1 && mr_rcv2 && mr_tgt &&
-	     (gid_index = ipv4_gid()) >= 0 && make_pair(&p);
+	     (gid_index = ipv4_gid(ctx, &gid)) >= 0 && make_pair(&p);
 	report(ok, "open the device, register 5 MRs, find the IPv4 GID, connect 2 RC QPs");
 	if (!ok)
 		return 1;

@@ -4,8 +4,8 @@
 # The RC data path through unmodified libibverbs, two QPs of one device over
 # loopback: SEND with scatter/gather, immediate data and inline, RDMA WRITE
 # and READ, atomics, unsignalled completions, access and protection errors
-# with flushing, and retries exhausted to a QP that does not exist
-# (verbs_data.c).
+# with flushing, retries exhausted to a QP that does not exist, and memory
+# windows of both types (verbs_data.c).
 
 . "$(dirname "$0")/lib.sh"
 

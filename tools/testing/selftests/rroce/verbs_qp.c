@@ -38,18 +38,6 @@ static struct ibv_qp_init_attr attr(struct ibv_cq *cq, enum ibv_qp_type type)
 	return a;
 }
 
-/* The index of the first IPv4 GID of port 1 (rroce has only RoCE v2 GIDs). */
-static int ipv4_gid(struct ibv_context *ctx)
-{
-	static const unsigned char prefix[12] = { [10] = 0xff, [11] = 0xff };
-	union ibv_gid gid;
-
-	for (int i = 0; i < 16; i++)
-		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(gid.raw, prefix, sizeof(prefix)))
-			return i;
-	return -1;
-}
-
 /* Posts receives until the ring is full; returns how many went in. */
 static int fill_rq(struct ibv_qp *qp, char *buf)
 {
@@ -124,6 +112,7 @@ int main(int argc, char **argv)
 	struct ibv_qp_attr qa;
 	static char buf[4096];
 	int n, gid;
+	union ibv_gid gid_value;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -137,7 +126,7 @@ int main(int argc, char **argv)
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
-	gid = ctx ? ipv4_gid(ctx) : -1;
+	gid = ctx ? ipv4_gid(ctx, &gid_value) : -1;
 	report(ctx && pd && cq && gid >= 0, "open the device, allocate a PD and a CQ, find an IPv4 GID");
 	if (!pd || !cq)
 		return 1;

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the libibverbs test programs share: KTAP reporting, and opening a
- * device by name.
+ * What the libibverbs test programs share: KTAP reporting, opening a device
+ * by name, finding its IPv4 RoCE v2 GID and connecting RC QPs to it.
  */
 #ifndef VERBS_UTIL_H
 #define VERBS_UTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 static int cases, failed;
@@ -31,6 +34,73 @@ static struct ibv_context *open_device(const char *name)
 	if (list)
 		ibv_free_device_list(list);
 	return ctx;
+}
+
+static inline double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * The index of the RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d) on port 1,
+ * stored in @gid. ib_core fills the table asynchronously once the device is
+ * added: wait up to 5 s for it.
+ */
+static inline int ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	static const unsigned char v4[12] = { [10] = 0xff, [11] = 0xff };
+	double end = now() + 5;
+	struct ibv_gid_entry e;
+	uint32_t i;
+
+	do {
+		for (i = 0; i < 64; i++)
+			if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) &&
+			    e.gid_type == IBV_GID_TYPE_ROCE_V2 && !memcmp(e.gid.raw, v4, 12)) {
+				printf("# GID %u: ::ffff:%d.%d.%d.%d\n", i, e.gid.raw[12],
+				       e.gid.raw[13], e.gid.raw[14], e.gid.raw[15]);
+				*gid = e.gid;
+				return i;
+			}
+		usleep(100000);
+	} while (now() < end);
+	printf("# no RoCE v2 GID of an IPv4 address on port 1\n");
+	return -1;
+}
+
+/* Takes an RC QP to RTS, talking to @dest_qpn at @gid (index @gid_index), MTU 1024. */
+static inline int connect_rc(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
+			     int gid_index, uint8_t timeout, uint8_t retry_cnt)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+		.path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn, .rq_psn = 0x100,
+		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = *gid,
+			     .sgid_index = gid_index, .hop_limit = 64 } },
+		.timeout = timeout, .retry_cnt = retry_cnt, .rnr_retry = 7, .sq_psn = 0x100,
+		.max_rd_atomic = 16,
+	};
+	int err;
+
+	/* Each transition reads only the attributes of its mask. */
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	a.qp_state = IBV_QPS_RTR;
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	a.qp_state = IBV_QPS_RTS;
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (err)
+		printf("# connecting QP %u: %s\n", qp->qp_num, strerror(err));
+	return !err;
 }
 
 #endif

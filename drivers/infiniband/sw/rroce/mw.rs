@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory windows: remote access to part of an MR, which the consumer
+//! grants and takes back with work requests instead of registering memory.
+//!
+//! A window's rkey has the shape of an MR key, with an index from the upper
+//! half of the index space. Its lowest 8 bits are the consumer's to choose
+//! at each bind (`ibv_inc_rkey`), so that the rkey of an earlier binding
+//! stops working when the window moves. A type 1 window belongs to its PD
+//! and is unbound by a bind of length 0; a type 2 (2B) window belongs to the
+//! QP that bound it and is unbound by an invalidation, local or remote.
+
+use crate::device::RroceDevice;
+use crate::index::IndexTable;
+use crate::kernel_ext::{
+    random_u32,
+    rdma::{rxe_abi::MwBind, Access, Device, MwType},
+};
+use crate::mr::{self, MrCore, MrError};
+use crate::qp::QpCore;
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+};
+
+/// The first window index: MRs have those below.
+const FIRST_INDEX: u32 = 1 << 15;
+const LAST_INDEX: u32 = (1 << 16) - 1;
+/// The most windows a device holds.
+pub(crate) const MAX_MW: u32 = LAST_INDEX - FIRST_INDEX + 1;
+/// The bits of an rkey the consumer chooses.
+const CONSUMER_BITS: u32 = 0xff;
+
+/// The rights a window may grant.
+const WINDOW_ACCESS: Access = Access::REMOTE_READ
+    .with(Access::REMOTE_WRITE)
+    .with(Access::REMOTE_ATOMIC);
+
+/// The table of window indices.
+pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
+    IndexTable::new(FIRST_INDEX, LAST_INDEX)
+}
+
+/// Whether `rkey` names a window rather than an MR.
+pub(crate) fn is_mw_key(rkey: u32) -> bool {
+    mr::key_index(rkey) >= FIRST_INDEX
+}
+
+/// A memory window, as ib_core holds it.
+pub(crate) struct Mw {
+    core: Arc<MwCore>,
+}
+
+/// What the data path uses of a window.
+#[pin_data]
+pub(crate) struct MwCore {
+    mw_type: MwType,
+    pd: u32,
+    #[pin]
+    binding: SpinLock<Binding>,
+}
+
+struct Binding {
+    rkey: u32,
+    window: Option<Window>,
+}
+
+/// What a bound window opens.
+struct Window {
+    mr: Arc<MrCore>,
+    addr: u64,
+    length: u64,
+    access: Access,
+    /// Type 2: the QP it is bound to.
+    qpn: Option<u32>,
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        self.mr.release_window();
+    }
+}
+
+/// Why a bind or an invalidation was refused.
+#[derive(Debug)]
+pub(crate) struct Refused;
+
+impl Mw {
+    /// A new unbound window in PD `pd`; returns it with its rkey.
+    pub(crate) fn alloc(
+        dev: &Device<RroceDevice>,
+        pd: u32,
+        mw_type: MwType,
+    ) -> Result<(Self, u32)> {
+        let index = dev.data().mws().alloc()?;
+        let rkey = mr::make_key(index, random_u32());
+        let core = Arc::pin_init(
+            try_pin_init!(MwCore {
+                mw_type,
+                pd,
+                binding <- new_spinlock!(Binding { rkey, window: None }),
+            }),
+            GFP_KERNEL,
+        )
+        .and_then(|core| {
+            dev.data().mw_map().insert(index, core.clone())?;
+            Ok(core)
+        })
+        .inspect_err(|_| dev.data().mws().free(index))?;
+        Ok((Self { core }, rkey))
+    }
+
+    /// Withdraws the window; requests already given its MR finish.
+    pub(crate) fn dealloc(self, dev: &Device<RroceDevice>) {
+        let index = mr::key_index(self.core.binding.lock().rkey);
+        dev.data().mw_map().remove(index);
+        dev.data().mws().free(index);
+        let window = self.core.binding.lock().window.take();
+        drop(window);
+    }
+}
+
+/// The live window `rkey` names, by its current rkey.
+fn find(dev: &Device<RroceDevice>, rkey: u32) -> Option<Arc<MwCore>> {
+    let mw = dev.data().mw_map().get(mr::key_index(rkey))?;
+    let current = mw.binding.lock().rkey;
+    (current == rkey).then_some(mw)
+}
+
+/// Binds a window for `qp` as `bind` asks (IBA 10.6.7.2, C10-72 to C10-75).
+pub(crate) fn bind(dev: &Device<RroceDevice>, qp: &QpCore, bind: &MwBind) -> Result<(), Refused> {
+    let mw = find(dev, bind.mw_rkey).ok_or(Refused)?;
+    let access = Access::from_bits(bind.access);
+    if mw.pd != qp.pd || !WINDOW_ACCESS.contains(access) {
+        return Err(Refused);
+    }
+    let window = if bind.length == 0 {
+        // Type 2 windows are unbound by invalidation only.
+        if mw.mw_type == MwType::Type2 {
+            return Err(Refused);
+        }
+        None
+    } else {
+        let mr = mr::find(dev, bind.mr_lkey, qp.pd).map_err(|_| Refused)?;
+        let writes =
+            access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC);
+        let mr_access = mr.access();
+        if !mr_access.contains(Access::MW_BIND)
+            || (writes && !mr_access.contains(Access::LOCAL_WRITE))
+            || mr.offset_of(bind.addr, bind.length).is_none()
+            || !mr.hold_window()
+        {
+            return Err(Refused);
+        }
+        Some(Window {
+            mr,
+            addr: bind.addr,
+            length: bind.length,
+            access,
+            qpn: (mw.mw_type == MwType::Type2).then_some(qp.qpn),
+        })
+    };
+    let mut b = mw.binding.lock();
+    // Checked again under the lock: another QP may have bound it meanwhile.
+    if b.rkey != bind.mw_rkey || (mw.mw_type == MwType::Type2 && b.window.is_some()) {
+        return Err(Refused);
+    }
+    b.rkey = (b.rkey & !CONSUMER_BITS) | (bind.new_rkey & CONSUMER_BITS);
+    let old = core::mem::replace(&mut b.window, window);
+    // The last reference to an MR unpins its pages, which may sleep.
+    drop(b);
+    drop(old);
+    Ok(())
+}
+
+/// Unbinds the type 2 window `rkey` names, for `qp` (LOCAL_INV) or for a
+/// peer's SEND with Invalidate to `qp` (`remote`), which must be the QP the
+/// window is bound to.
+pub(crate) fn invalidate(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    rkey: u32,
+    remote: bool,
+) -> Result<(), Refused> {
+    let mw = find(dev, rkey).ok_or(Refused)?;
+    if mw.mw_type != MwType::Type2 || mw.pd != qp.pd {
+        return Err(Refused);
+    }
+    let mut b = mw.binding.lock();
+    let bound_qpn = b.window.as_ref().and_then(|w| w.qpn).ok_or(Refused)?;
+    if b.rkey != rkey || (remote && bound_qpn != qp.qpn) {
+        return Err(Refused);
+    }
+    // Dropped outside the lock, as in `bind`.
+    let window = b.window.take();
+    drop(b);
+    drop(window);
+    Ok(())
+}
+
+/// Unbinds the type 2 windows bound to QP `qpn`, which is going away, so
+/// that a QP given its number later cannot use them.
+pub(crate) fn qp_destroyed(dev: &Device<RroceDevice>, qpn: u32) {
+    let Ok(all) = dev.data().mw_map().snapshot() else {
+        return;
+    };
+    for mw in all.iter() {
+        let mut b = mw.binding.lock();
+        if b.window.as_ref().is_some_and(|w| w.qpn == Some(qpn)) {
+            let window = b.window.take();
+            drop(b);
+            drop(window);
+        }
+    }
+}
+
+/// As [`mr::lookup`], for a window's rkey sent to `qp`.
+pub(crate) fn lookup(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    rkey: u32,
+    access: Access,
+    va: u64,
+    len: u64,
+) -> Result<(Arc<MrCore>, usize), MrError> {
+    let mw = find(dev, rkey).ok_or(MrError::Key)?;
+    if mw.pd != qp.pd {
+        return Err(MrError::Key);
+    }
+    let b = mw.binding.lock();
+    let w = b.window.as_ref().ok_or(MrError::Key)?;
+    if b.rkey != rkey || w.qpn.is_some_and(|n| n != qp.qpn) {
+        return Err(MrError::Key);
+    }
+    if !w.access.contains(access) {
+        return Err(MrError::Access);
+    }
+    let from = va.checked_sub(w.addr).ok_or(MrError::Range)?;
+    if from.checked_add(len).ok_or(MrError::Range)? > w.length {
+        return Err(MrError::Range);
+    }
+    let offset = w.mr.offset_of(va, len).ok_or(MrError::Range)?;
+    Ok((w.mr.clone(), offset))
+}
