@@ -128,6 +128,12 @@ pub(super) fn u64_at(b: &[u8], at: usize) -> u64 {
         .map_or(0, u64::from_ne_bytes)
 }
 
+/// The `wr_id` of a send or receive queue element, the first field of
+/// both: what an element that does not parse completes with.
+pub(crate) fn slot_wr_id(b: &[u8]) -> u64 {
+    u64_at(b, 0)
+}
+
 /// `struct rxe_sge`: a piece of a registered memory region.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Sge {
@@ -456,7 +462,10 @@ impl Wc {
         put(offset_of!(W, ex), &self.ex.to_ne_bytes());
         put(offset_of!(W, qp_num), &self.qp_num.to_ne_bytes());
         put(offset_of!(W, src_qp), &self.src_qp.to_ne_bytes());
-        put(offset_of!(W, wc_flags), &user_wc_flags(self.flags).to_ne_bytes());
+        put(
+            offset_of!(W, wc_flags),
+            &user_wc_flags(self.flags).to_ne_bytes(),
+        );
         put(offset_of!(W, port_num), &[1]);
         b
     }

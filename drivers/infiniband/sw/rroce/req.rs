@@ -15,7 +15,8 @@ use crate::kernel_ext::{
     jiffies,
     rdma::{
         rxe_abi::{
-            SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_SIGNALED, SEND_SOLICITED,
+            slot_wr_id, SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_SIGNALED,
+            SEND_SOLICITED,
         },
         Access, Av, Device, QpAttr, QpType,
     },
@@ -237,8 +238,8 @@ fn mr_status(e: MrError) -> WcStatus {
 /// What the send queue holds next.
 enum Fetched {
     Empty,
-    /// A ring element that does not parse.
-    Bad,
+    /// A ring element that does not parse, and its `wr_id`.
+    Bad(u64),
     Wqe(SendWqe),
 }
 
@@ -251,10 +252,10 @@ fn fetch(qp: &QpCore, inner: &mut QpInner, index: u32) -> Fetched {
             if index == sq.producer() {
                 Fetched::Empty
             } else if sq.read(index, &mut req.scratch).is_err() {
-                Fetched::Bad
+                Fetched::Bad(0)
             } else {
                 SendWqe::parse(&req.scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
-                    .map_or(Fetched::Bad, Fetched::Wqe)
+                    .map_or(Fetched::Bad(slot_wr_id(&req.scratch)), Fetched::Wqe)
             }
         }
         (None, Some(k)) => k
@@ -530,7 +531,7 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
             let psn = req.psn;
             let taken = match fetch(qp, inner, index) {
                 Fetched::Empty => break,
-                Fetched::Bad => Err((0, WcOpcode::Send, WcStatus::LocQpOpErr)),
+                Fetched::Bad(wr_id) => Err((wr_id, WcOpcode::Send, WcStatus::LocQpOpErr)),
                 Fetched::Wqe(wqe) => take(dev, qp, psn, wqe, mtu, qkey),
             };
             let req = &mut inner.req;
@@ -929,7 +930,7 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
         let head = inner.req.head;
         let (wr_id, op) = match fetch(qp, inner, head) {
             Fetched::Empty => break,
-            Fetched::Bad => (0, WcOpcode::Send),
+            Fetched::Bad(wr_id) => (wr_id, WcOpcode::Send),
             Fetched::Wqe(w) => (w.wr_id, w.opcode.wc_opcode()),
         };
         let _ = completions.push(flushed(wr_id, op), GFP_KERNEL);

@@ -11,7 +11,9 @@
 use crate::counters::Counter;
 use crate::device::RroceDevice;
 use crate::kernel_ext::rdma::{
-    rxe_abi::{RecvWqe, Wc, WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
+    rxe_abi::{
+        slot_wr_id, RecvWqe, Wc, WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE,
+    },
     Access, AtomicOp, Device, QpState, QpType,
 };
 use crate::mr::{self, MrCore, MrError};
@@ -274,20 +276,29 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
             }
             let buf = &mut inner.resp.scratch;
             rq.read(head, buf).map_err(|_| Refusal::NotReady)?;
-            RecvWqe::parse(buf, qp.caps.max_recv_sge)
+            RecvWqe::parse(buf, qp.caps.max_recv_sge).ok_or_else(|| slot_wr_id(buf))
         }
         (None, Some(srq)) => match srq.take() {
             Taken::Empty => return Err(Refusal::NotReady),
-            Taken::Bad => None,
-            Taken::Wqe(wqe) => Some(wqe),
+            Taken::Bad(wr_id) => Err(wr_id),
+            Taken::Wqe(wqe) => Ok(wqe),
         },
         (None, None) => match &qp.kernel {
-            Some(k) => Some(k.recv.take(&mut inner.krecv).ok_or(Refusal::NotReady)?),
+            Some(k) => Ok(k.recv.take(&mut inner.krecv).ok_or(Refusal::NotReady)?),
             None => return Err(Refusal::NotReady),
         },
     };
-    let Some(wqe) = wqe else {
-        return Err(Refusal::Local(WcStatus::LocQpOpErr));
+    let wqe = match wqe {
+        Ok(wqe) => wqe,
+        Err(wr_id) => {
+            // Complete the element that does not parse with its own id.
+            inner.resp.recv = Some(Recv {
+                wr_id,
+                segs: Memory::empty(),
+                len: 0,
+            });
+            return Err(Refusal::Local(WcStatus::LocQpOpErr));
+        }
     };
     let segs = match Memory::for_recv(dev, wqe.data, qp.pd) {
         Ok(segs) => segs,

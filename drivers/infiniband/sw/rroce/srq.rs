@@ -7,7 +7,7 @@
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
-        rxe_abi::{CreateSrqResp, RecvWqe, RECV_WQE_SIZE, SGE_SIZE},
+        rxe_abi::{slot_wr_id, CreateSrqResp, RecvWqe, RECV_WQE_SIZE, SGE_SIZE},
         SrqAttr, SrqMask, SrqNotifier, UData, UserContext,
     },
 };
@@ -126,8 +126,8 @@ impl Srq {
 pub(crate) enum Taken {
     /// Nothing posted.
     Empty,
-    /// A request that does not parse.
-    Bad,
+    /// A request that does not parse, and its `wr_id`.
+    Bad(u64),
     Wqe(RecvWqe),
 }
 
@@ -144,10 +144,9 @@ impl SrqCore {
                 return Taken::Empty;
             }
             let taken = match self.ring.read(state.head, &mut state.scratch) {
-                Ok(()) => {
-                    RecvWqe::parse(&state.scratch, self.max_sge).map_or(Taken::Bad, Taken::Wqe)
-                }
-                Err(_) => Taken::Bad,
+                Ok(()) => RecvWqe::parse(&state.scratch, self.max_sge)
+                    .map_or(Taken::Bad(slot_wr_id(&state.scratch)), Taken::Wqe),
+                Err(_) => Taken::Bad(0),
             };
             let geometry = self.ring.geometry();
             state.head = geometry.next(state.head);

@@ -1,0 +1,14 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A process that writes garbage and adversarial values into its own mapped
+# SQ, RQ, SRQ and CQ rings and rings the doorbell itself (ring_hostile.c):
+# every case ends in an error completion or the error state, no byte lands
+# outside the memory registered for it, and the kernel logs no warning.
+
+. "$(dirname "$0")/lib.sh"
+
+in_vm || build_prog ring_hostile -libverbs -lpthread
+vm_main 1 "$PROG"
+
+run_verbs_prog "$1"
