@@ -265,6 +265,11 @@ void rroce_skb_queue_purge(struct sk_buff_head *list)
 	skb_queue_purge(list);
 }
 
+u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list)
+{
+	return skb_queue_len_lockless(list);
+}
+
 /*
  * Work items and completion handlers.
  */

@@ -50,6 +50,7 @@ int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
 int rroce_skb_ip_output(struct sk_buff *skb);
 void rroce_skb_queue_head_init(struct sk_buff_head *list);
 void rroce_skb_queue_purge(struct sk_buff_head *list);
+u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list);
 
 void rroce_init_work(struct work_struct *work, work_func_t func);
 void rroce_init_delayed_work(struct delayed_work *work, work_func_t func);

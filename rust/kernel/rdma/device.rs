@@ -68,6 +68,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     const LINK_LAYER: LinkLayer;
     /// The names of the port counters [`Driver::counters`] reports.
     const COUNTER_NAMES: &'static [&'static CStr] = &[];
+    /// The most received packets a device holds for [`Driver::receive`];
+    /// more are dropped, so that a flood costs bounded memory.
+    const RX_BACKLOG: u32 = 4096;
 
     /// Device attributes and limits (`query_device`).
     fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr>;
@@ -175,6 +178,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Handles a RoCEv2 packet for the device, from a work item; `skb`
     /// is linear and its data starts at the UDP header.
     fn receive(dev: &Device<Self>, skb: SkBuff);
+    /// A received packet was dropped because [`Driver::RX_BACKLOG`] were
+    /// waiting. Called in softirq context.
+    fn rx_dropped(_dev: &Device<Self>) {}
     /// The device's timer, armed by [`Device::arm_tick`], fired.
     fn tick(dev: &Device<Self>);
 }
@@ -371,9 +377,17 @@ impl<T: Driver> Device<T> {
         unsafe { bindings::ib_device_put(ib) };
     }
 
-    /// Queues a packet for this device's receive work.
+    /// Queues a packet for this device's receive work, unless the backlog
+    /// is full.
     pub(crate) fn deliver_local(&self, skb: SkBuff) {
         let c = self.container();
+        // SAFETY: The queue was initialised with the device; its length is
+        // read without its lock, as a hint.
+        if unsafe { bindings::rroce_skb_queue_len_lockless(c.rx_queue.get()) } >= T::RX_BACKLOG {
+            drop(skb);
+            T::rx_dropped(self);
+            return;
+        }
         // SAFETY: The queue and work were initialised with the device and
         // are cancelled before it is freed; the queue takes the skb.
         unsafe {

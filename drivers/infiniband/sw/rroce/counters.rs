@@ -26,6 +26,7 @@ pub(crate) enum Counter {
     DropBadHeader,
     DropUnknownQp,
     DropBadState,
+    DropBacklog,
     SendErr,
 }
 
@@ -47,6 +48,7 @@ pub(crate) const NAMES: &[&CStr] = &[
     c_str!("drop_bad_header"),
     c_str!("drop_unknown_qp"),
     c_str!("drop_bad_state"),
+    c_str!("drop_backlog"),
     c_str!("send_err"),
 ];
 

@@ -399,6 +399,10 @@ impl Driver for RroceDevice {
         crate::udp::receive(dev, skb);
     }
 
+    fn rx_dropped(dev: &Device<Self>) {
+        dev.data().count(Counter::DropBacklog);
+    }
+
     fn tick(dev: &Device<Self>) {
         // A snapshot, so no QP lock is taken under the map's lock.
         let Ok(qps) = dev.data().qp_map().snapshot() else {
