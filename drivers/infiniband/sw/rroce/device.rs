@@ -113,6 +113,17 @@ impl RroceDevice {
         &self.qp_map
     }
 
+    /// Moves every QP of the device to the error state, flushing what they
+    /// hold: the device is about to go.
+    pub(crate) fn fail_qps(dev: &Device<Self>) {
+        let Ok(qps) = dev.data().qp_map().snapshot() else {
+            return;
+        };
+        for qp in qps.iter() {
+            qp.fail();
+        }
+    }
+
     /// Counts one `c`.
     pub(crate) fn count(&self, c: Counter) {
         self.counters.inc(c);

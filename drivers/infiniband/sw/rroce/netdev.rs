@@ -18,8 +18,14 @@ impl NetdevNotifier for NetdevEvents {
             NetdevEvent::Up | NetdevEvent::Down | NetdevEvent::Change => {
                 RroceDevice::update_port_state(dev, netdev)
             }
-            // RTNL is held here, and unregistering needs it: defer.
-            NetdevEvent::Unregister => dev.unregister_queued(),
+            NetdevEvent::Unregister => {
+                // Fail the QPs now, while their processes still see their
+                // CQs: a process busy-polling for requests the vanished
+                // link will never carry gets flush errors, not silence.
+                RroceDevice::fail_qps(dev);
+                // RTNL is held here, and unregistering needs it: defer.
+                dev.unregister_queued()
+            }
             // The port MTU is read from the netdev on every query.
             NetdevEvent::ChangeMtu | NetdevEvent::Other => {}
         });

@@ -476,6 +476,12 @@ impl QpCore {
         }
     }
 
+    /// Moves to the error state from outside the data path.
+    pub(crate) fn fail(&self) {
+        let mut inner = self.inner.lock();
+        self.enter_error(&mut inner);
+    }
+
     /// Moves to the error state (a failed work request, a full CQ, ...).
     pub(crate) fn enter_error(&self, inner: &mut QpInner) {
         if inner.attr.state != QpState::Err {

@@ -24,7 +24,7 @@ use crate::proto::{
     packet::{ExtHeaders, Headers, Packet},
     psn::Psn,
 };
-use crate::qp::{QpCore, QpInner};
+use crate::qp::{QpCore, QpInner, MAX_RD_ATOMIC};
 use crate::seg::Memory;
 use crate::srq::Taken;
 use kernel::{prelude::*, sync::Arc};
@@ -64,8 +64,11 @@ pub(crate) struct Responder {
     write: Option<Write>,
     /// A sequence NAK was sent for this PSN; do not repeat it.
     nak_sent: Option<Psn>,
-    /// The last atomic's PSN and result, to answer a duplicate.
-    last_atomic: Option<(Psn, u64)>,
+    /// The last atomics' PSNs and results, as many as a requester may have
+    /// outstanding, to answer a duplicate without doing it again.
+    atomics: KVec<(Psn, u64)>,
+    /// Where the next result goes once `atomics` is full.
+    next_atomic: usize,
     /// UC: a packet was lost; drop the rest of the message.
     uc_drop: bool,
     /// A copy of a receive queue element.
@@ -101,10 +104,22 @@ impl Responder {
             recv: None,
             write: None,
             nak_sent: None,
-            last_atomic: None,
+            atomics: KVec::with_capacity(MAX_RD_ATOMIC.into(), GFP_KERNEL)?,
+            next_atomic: 0,
             uc_drop: false,
             scratch: KVec::from_elem(0u8, elem_size, GFP_KERNEL)?,
         })
+    }
+
+    /// Keeps an atomic's result for a duplicate of its request.
+    fn remember_atomic(&mut self, psn: Psn, orig: u64) {
+        if self.atomics.len() < usize::from(MAX_RD_ATOMIC) {
+            // Within the capacity reserved at creation: no allocation.
+            let _ = self.atomics.push((psn, orig), GFP_ATOMIC);
+        } else if let Some(slot) = self.atomics.get_mut(self.next_atomic) {
+            *slot = (psn, orig);
+        }
+        self.next_atomic = (self.next_atomic + 1) % usize::from(MAX_RD_ATOMIC);
     }
 
     /// Expects `psn` next (modify with `IB_QP_RQ_PSN`).
@@ -465,7 +480,7 @@ fn execute(
             };
             let orig = mr.atomic(offset, op)?;
             inner.resp.msn = inner.resp.msn.wrapping_add(1);
-            inner.resp.last_atomic = Some((psn, orig));
+            inner.resp.remember_atomic(psn, orig);
             inner.resp.epsn = psn.next();
             inner.resp.nak_sent = None;
             send_atomic_ack(dev, qp, inner, psn, orig);
@@ -598,10 +613,11 @@ fn duplicate(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &
             }
         }
         Operation::CompareSwap | Operation::FetchAdd => {
-            if let Some((p, orig)) = inner.resp.last_atomic {
-                if p == psn {
-                    send_atomic_ack(dev, qp, inner, psn, orig);
-                }
+            // One too old to be remembered is dropped: the requester has
+            // had its answer, or it would not have sent so many since.
+            let done = inner.resp.atomics.iter().find(|(p, _)| *p == psn);
+            if let Some(&(_, orig)) = done {
+                send_atomic_ack(dev, qp, inner, psn, orig);
             }
         }
         _ => {
