@@ -371,23 +371,30 @@ impl<T: Driver> Device<T> {
         // SAFETY: `ib` is held, so its ops can be read.
         if unsafe { (*ib).ops.owner } == crate::THIS_MODULE.as_ptr().cast() {
             // SAFETY: Ours and held, so it heads a live `Container<T>`.
-            unsafe { Self::from_raw(ib) }.deliver_local(skb);
+            unsafe { Self::from_raw(ib) }.deliver_bounded(skb);
         }
         // SAFETY: Releases the reference taken above.
         unsafe { bindings::ib_device_put(ib) };
     }
 
-    /// Queues a packet for this device's receive work, unless the backlog
-    /// is full.
-    pub(crate) fn deliver_local(&self, skb: SkBuff) {
-        let c = self.container();
+    /// Queues a packet from the wire, unless the backlog is full.
+    fn deliver_bounded(&self, skb: SkBuff) {
         // SAFETY: The queue was initialised with the device; its length is
         // read without its lock, as a hint.
-        if unsafe { bindings::rroce_skb_queue_len_lockless(c.rx_queue.get()) } >= T::RX_BACKLOG {
+        let queued =
+            unsafe { bindings::rroce_skb_queue_len_lockless(self.container().rx_queue.get()) };
+        if queued >= T::RX_BACKLOG {
             drop(skb);
             T::rx_dropped(self);
-            return;
+        } else {
+            self.deliver_local(skb);
         }
+    }
+
+    /// Queues a packet for this device's receive work: one of its own, sent
+    /// to itself, which its senders' windows bound.
+    pub(crate) fn deliver_local(&self, skb: SkBuff) {
+        let c = self.container();
         // SAFETY: The queue and work were initialised with the device and
         // are cancelled before it is freed; the queue takes the skb.
         unsafe {

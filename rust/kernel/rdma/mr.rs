@@ -29,6 +29,8 @@ impl Access {
     pub(crate) const REMOTE_ATOMIC: Self = Self(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
     /// Memory windows may be bound to it.
     pub(crate) const MW_BIND: Self = Self(bindings::ib_access_flags_IB_ACCESS_MW_BIND);
+    /// A window's addresses count from its start, not the virtual address.
+    pub(crate) const ZERO_BASED: Self = Self(bindings::ib_access_flags_IB_ZERO_BASED);
     /// Flags ib_core lets a driver ignore (`IB_ACCESS_OPTIONAL`, e.g.
     /// relaxed ordering).
     pub(crate) const OPTIONAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_OPTIONAL);

@@ -229,6 +229,7 @@ pub(crate) struct MwBind {
 pub(crate) const SEND_SIGNALED: u32 = bindings::ib_send_flags_IB_SEND_SIGNALED as u32;
 pub(crate) const SEND_SOLICITED: u32 = bindings::ib_send_flags_IB_SEND_SOLICITED as u32;
 pub(crate) const SEND_INLINE: u32 = bindings::ib_send_flags_IB_SEND_INLINE as u32;
+pub(crate) const SEND_FENCE: u32 = bindings::ib_send_flags_IB_SEND_FENCE as u32;
 
 /// Where a send's data comes from.
 pub(crate) enum SendData {

@@ -95,6 +95,14 @@ impl<V: Send + Sync> ObjectMap<V> {
         self.map.lock().remove(&n)
     }
 
+    /// Calls `f` on every object, under the map's lock: `f` must not take a
+    /// lock that is held while looking an object up.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&V)) {
+        for v in self.map.lock().values() {
+            f(v);
+        }
+    }
+
     /// Every object, at one moment.
     pub(crate) fn snapshot(&self) -> Result<KVec<Arc<V>>> {
         let map = self.map.lock();

@@ -151,6 +151,10 @@ impl Mr {
             core.access.store(access.bits(), Ordering::Release);
         }
         if let Some(pd) = pd {
+            // Its windows belong to the old PD.
+            if pd != core.pd() && core.windows.load(Ordering::Acquire) != 0 {
+                return Err(EBUSY);
+            }
             core.pd.store(pd, Ordering::Release);
         }
         Ok(())

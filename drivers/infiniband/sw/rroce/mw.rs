@@ -36,6 +36,12 @@ const CONSUMER_BITS: u32 = 0xff;
 const WINDOW_ACCESS: Access = Access::REMOTE_READ
     .with(Access::REMOTE_WRITE)
     .with(Access::REMOTE_ATOMIC);
+/// What a bind may ask for besides: local rights, which mean nothing for a
+/// window (the C rxe takes them too), and zero-based addressing (type 2).
+const BIND_ACCESS: Access = WINDOW_ACCESS
+    .with(Access::LOCAL_WRITE)
+    .with(Access::MW_BIND)
+    .with(Access::ZERO_BASED);
 
 /// The table of window indices.
 pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
@@ -74,6 +80,8 @@ struct Window {
     access: Access,
     /// Type 2: the QP it is bound to.
     qpn: Option<u32>,
+    /// Peers name its bytes from 0 rather than by `addr`.
+    zero_based: bool,
 }
 
 impl Drop for Window {
@@ -132,7 +140,12 @@ fn find(dev: &Device<RroceDevice>, rkey: u32) -> Option<Arc<MwCore>> {
 pub(crate) fn bind(dev: &Device<RroceDevice>, qp: &QpCore, bind: &MwBind) -> Result<(), Refused> {
     let mw = find(dev, bind.mw_rkey).ok_or(Refused)?;
     let access = Access::from_bits(bind.access);
-    if mw.pd != qp.pd || !WINDOW_ACCESS.contains(access) {
+    let zero_based = access.contains(Access::ZERO_BASED);
+    // o10-36.2.2: a type 1 window is never zero based.
+    if mw.pd != qp.pd
+        || !BIND_ACCESS.contains(access)
+        || (zero_based && mw.mw_type == MwType::Type1)
+    {
         return Err(Refused);
     }
     let window = if bind.length == 0 {
@@ -159,6 +172,7 @@ pub(crate) fn bind(dev: &Device<RroceDevice>, qp: &QpCore, bind: &MwBind) -> Res
             length: bind.length,
             access,
             qpn: (mw.mw_type == MwType::Type2).then_some(qp.qpn),
+            zero_based,
         })
     };
     let mut b = mw.binding.lock();
@@ -202,17 +216,15 @@ pub(crate) fn invalidate(
 /// Unbinds the type 2 windows bound to QP `qpn`, which is going away, so
 /// that a QP given its number later cannot use them.
 pub(crate) fn qp_destroyed(dev: &Device<RroceDevice>, qpn: u32) {
-    let Ok(all) = dev.data().mw_map().snapshot() else {
-        return;
-    };
-    for mw in all.iter() {
+    // Under the map's mutex, which allows the last MR reference to go.
+    dev.data().mw_map().for_each(|mw| {
         let mut b = mw.binding.lock();
         if b.window.as_ref().is_some_and(|w| w.qpn == Some(qpn)) {
             let window = b.window.take();
             drop(b);
             drop(window);
         }
-    }
+    });
 }
 
 /// As [`mr::lookup`], for a window's rkey sent to `qp`.
@@ -236,10 +248,15 @@ pub(crate) fn lookup(
     if !w.access.contains(access) {
         return Err(MrError::Access);
     }
-    let from = va.checked_sub(w.addr).ok_or(MrError::Range)?;
+    let from = if w.zero_based {
+        va
+    } else {
+        va.checked_sub(w.addr).ok_or(MrError::Range)?
+    };
     if from.checked_add(len).ok_or(MrError::Range)? > w.length {
         return Err(MrError::Range);
     }
-    let offset = w.mr.offset_of(va, len).ok_or(MrError::Range)?;
+    // Inside the window, which is inside the MR: this cannot overflow.
+    let offset = w.mr.offset_of(w.addr + from, len).ok_or(MrError::Range)?;
     Ok((w.mr.clone(), offset))
 }

@@ -15,8 +15,8 @@ use crate::kernel_ext::{
     jiffies,
     rdma::{
         rxe_abi::{
-            slot_wr_id, SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_SIGNALED,
-            SEND_SOLICITED,
+            slot_wr_id, SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_FENCE,
+            SEND_SIGNALED, SEND_SOLICITED,
         },
         Access, Av, Device, QpAttr, QpType,
     },
@@ -137,6 +137,8 @@ pub(crate) struct Requester {
     rnr_until: Option<u64>,
     /// A copy of a ring element.
     scratch: KVec<u8>,
+    /// The next request, fetched but waiting for its fence.
+    pending: Option<SendWqe>,
 }
 
 impl Requester {
@@ -165,6 +167,7 @@ impl Requester {
             progress_at: 0,
             rnr_until: None,
             scratch,
+            pending: None,
         })
     }
 
@@ -355,7 +358,7 @@ fn take(
     let npsn = if atomic {
         1
     } else {
-        wqe.length.div_ceil(mtu).max(1)
+        wqe.length.div_ceil(mtu.max(1)).max(1)
     };
     Ok(Entry {
         wqe,
@@ -516,6 +519,22 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
 
 /// Sends what the send queue holds, as far as the window allows.
 pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
+    loop {
+        let before = (inner.req.head, inner.req.next);
+        send_some(dev, qp, inner);
+        // On UC the requests before a fenced one complete as they are sent,
+        // which lifts the fence at once: go on while that makes progress.
+        let req = &inner.req;
+        let lifted = req.pending.as_ref().is_some_and(|w| !fenced(req, w, req.next));
+        if !lifted || (req.head, req.next) == before {
+            break;
+        }
+    }
+}
+
+/// Sends until the window, the queue or a fence stops it; completes what
+/// is done.
+fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
     let mtu = qp.mtu(inner);
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
@@ -529,9 +548,17 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
                 break;
             }
             let psn = req.psn;
-            let taken = match fetch(qp, inner, index) {
+            let fetched = match req.pending.take() {
+                Some(wqe) => Fetched::Wqe(wqe),
+                None => fetch(qp, inner, index),
+            };
+            let taken = match fetched {
                 Fetched::Empty => break,
                 Fetched::Bad(wr_id) => Err((wr_id, WcOpcode::Send, WcStatus::LocQpOpErr)),
+                Fetched::Wqe(wqe) if fenced(&inner.req, &wqe, index) => {
+                    inner.req.pending = Some(wqe);
+                    break;
+                }
                 Fetched::Wqe(wqe) => take(dev, qp, psn, wqe, mtu, qkey),
             };
             let req = &mut inner.req;
@@ -543,6 +570,7 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
                 }
                 Err((wr_id, opcode, status)) => {
                     complete_done(qp, inner);
+                    flush_before(qp, inner, index);
                     let wc = error_wc(qp, wr_id, opcode, status);
                     qp.complete_send(inner, &wc, false);
                     let req = &mut inner.req;
@@ -597,6 +625,14 @@ impl Requester {
     }
 }
 
+/// Whether the request for slot `index` must wait: a LOCAL_INV until every
+/// request before it has completed, and a fenced request until the reads
+/// and atomics before it have (IBA 10.8.3.3).
+fn fenced(req: &Requester, wqe: &SendWqe, index: u32) -> bool {
+    (wqe.opcode == WrOpcode::LocalInv && req.head != index)
+        || (wqe.flags & SEND_FENCE != 0 && reads_in_flight(req) > 0)
+}
+
 /// Reads and atomics sent and not yet answered.
 fn reads_in_flight(req: &Requester) -> u32 {
     let mut n = 0;
@@ -642,9 +678,37 @@ fn complete_done(qp: &QpCore, inner: &mut QpInner) {
     }
 }
 
+/// Completes the requests before slot `index` that are not done with
+/// `IBV_WC_WR_FLUSH_ERR`, in order: the one at `index` failed, and
+/// completions come in posting order.
+fn flush_before(qp: &QpCore, inner: &mut QpInner, index: u32) {
+    loop {
+        let req = &mut inner.req;
+        let head = req.head;
+        if head == index || head == req.next {
+            break;
+        }
+        let taken = req.entries.get_mut(head as usize).and_then(|e| e.take());
+        req.head = req.geometry.next(head);
+        qp.send_done(req.head);
+        let Some(e) = taken else { continue };
+        // A bind or invalidation behind a read took effect: say so.
+        let status = if e.done {
+            WcStatus::Success
+        } else {
+            WcStatus::WrFlushErr
+        };
+        if status != WcStatus::Success || e.wqe.flags & SEND_SIGNALED != 0 || qp.sq_sig_all {
+            let wc = error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status);
+            qp.complete_send(inner, &wc, false);
+        }
+    }
+}
+
 /// Ends the request at `index` with `status`; the QP enters the error state.
 fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
     complete_done(qp, inner);
+    flush_before(qp, inner, index);
     let req = &mut inner.req;
     if let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.take()) {
         req.head = req.geometry.next(index);
@@ -918,6 +982,7 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
 pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Wc) {
     let mut completions = KVec::new();
     let req = &mut inner.req;
+    let pending = req.pending.take();
     while req.head != req.next {
         if let Some(e) = req.entries[req.head as usize].take() {
             let _ = completions.push(flushed(e.wqe.wr_id, e.wqe.opcode.wc_opcode()), GFP_KERNEL);
@@ -925,7 +990,13 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
         req.head = req.geometry.next(req.head);
         qp.send_done(req.head);
     }
-    // Then what was posted and not taken yet.
+    // Then what was posted and not taken yet, first the one fetched.
+    if let Some(w) = pending {
+        let _ = completions.push(flushed(w.wr_id, w.opcode.wc_opcode()), GFP_KERNEL);
+        let req = &mut inner.req;
+        req.head = req.geometry.next(req.head);
+        qp.send_done(req.head);
+    }
     loop {
         let head = inner.req.head;
         let (wr_id, op) = match fetch(qp, inner, head) {

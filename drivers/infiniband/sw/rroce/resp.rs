@@ -66,8 +66,8 @@ pub(crate) struct Responder {
     nak_sent: Option<Psn>,
     /// The last atomics' PSNs and results, as many as a requester may have
     /// outstanding, to answer a duplicate without doing it again.
-    atomics: KVec<(Psn, u64)>,
-    /// Where the next result goes once `atomics` is full.
+    atomics: KVec<Option<(Psn, u64)>>,
+    /// Where the next result goes.
     next_atomic: usize,
     /// UC: a packet was lost; drop the rest of the message.
     uc_drop: bool,
@@ -104,7 +104,7 @@ impl Responder {
             recv: None,
             write: None,
             nak_sent: None,
-            atomics: KVec::with_capacity(MAX_RD_ATOMIC.into(), GFP_KERNEL)?,
+            atomics: KVec::from_elem(None, MAX_RD_ATOMIC.into(), GFP_KERNEL)?,
             next_atomic: 0,
             uc_drop: false,
             scratch: KVec::from_elem(0u8, elem_size, GFP_KERNEL)?,
@@ -113,13 +113,20 @@ impl Responder {
 
     /// Keeps an atomic's result for a duplicate of its request.
     fn remember_atomic(&mut self, psn: Psn, orig: u64) {
-        if self.atomics.len() < usize::from(MAX_RD_ATOMIC) {
-            // Within the capacity reserved at creation: no allocation.
-            let _ = self.atomics.push((psn, orig), GFP_ATOMIC);
-        } else if let Some(slot) = self.atomics.get_mut(self.next_atomic) {
-            *slot = (psn, orig);
+        if let Some(slot) = self.atomics.get_mut(self.next_atomic) {
+            *slot = Some((psn, orig));
         }
-        self.next_atomic = (self.next_atomic + 1) % usize::from(MAX_RD_ATOMIC);
+        self.next_atomic = (self.next_atomic + 1) % self.atomics.len().max(1);
+    }
+
+    /// The result of the atomic at `psn`, the newest if several match.
+    fn atomic_result(&self, psn: Psn) -> Option<u64> {
+        let n = self.atomics.len();
+        (1..=n)
+            .map(|back| (self.next_atomic + n - back) % n)
+            .filter_map(|i| self.atomics.get(i).copied().flatten())
+            .find(|(p, _)| *p == psn)
+            .map(|(_, orig)| orig)
     }
 
     /// Expects `psn` next (modify with `IB_QP_RQ_PSN`).
@@ -128,6 +135,11 @@ impl Responder {
         self.nak_sent = None;
         self.uc_drop = false;
         self.write = None;
+        // Results of a former connection's atomics answer nothing now.
+        for slot in self.atomics.iter_mut() {
+            *slot = None;
+        }
+        self.next_atomic = 0;
     }
 }
 
@@ -615,8 +627,7 @@ fn duplicate(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &
         Operation::CompareSwap | Operation::FetchAdd => {
             // One too old to be remembered is dropped: the requester has
             // had its answer, or it would not have sent so many since.
-            let done = inner.resp.atomics.iter().find(|(p, _)| *p == psn);
-            if let Some(&(_, orig)) = done {
+            if let Some(orig) = inner.resp.atomic_result(psn) {
                 send_atomic_ack(dev, qp, inner, psn, orig);
             }
         }

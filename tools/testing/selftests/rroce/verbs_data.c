@@ -623,20 +623,32 @@ static int mw_local_inv(struct pair *p)
 	return (!mw || !ibv_dealloc_mw(mw)) && mr_win && !ibv_dereg_mr(mr_win) && ok;
 }
 
-/* Binding to an MR registered without MW_BIND: MW_BIND_ERR, B flushed. */
+/*
+ * A WRITE, then a bind to an MR registered without MW_BIND: the WRITE
+ * completes first (done or flushed, never lost), then MW_BIND_ERR, and B is
+ * flushed.
+ */
 static int mw_bind_refused(struct pair *p)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	struct ibv_mw_bind bind = { .wr_id = 141, .send_flags = IBV_SEND_SIGNALED,
 		.bind_info = { .mr = mr_tgt, .addr = (uintptr_t)tgt, .length = 4096,
 			       .mw_access_flags = WIN_RIGHTS } };
-	struct ibv_sge s = SGE(mr_src, src, 16);
+	struct ibv_sge s = SGE(mr_src, src, 16), w = SGE(mr_src, src, 60000);
 	struct ibv_send_wr wr = wr_of(142, IBV_WR_SEND, &s, 1, NULL);
+	struct ibv_send_wr write = wr_of(140, IBV_WR_RDMA_WRITE, &w, 1, tgt);
 	struct ibv_wc wc;
 	int ok;
 
-	ok = mw && !ibv_bind_mw(p->qp[1], mw, &bind) &&
-	     expect(p->cq[1], 141, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, &wc) &&
+	ok = mw && post_send(p->qp[1], &write) && !ibv_bind_mw(p->qp[1], mw, &bind) &&
+	     poll_one(p->cq[1], &wc, WAIT_S);
+	if (ok && (wc.wr_id != 140 ||
+		   (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR))) {
+		printf("# first completion: wr %llu, %s\n", (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status));
+		ok = 0;
+	}
+	ok = ok && expect(p->cq[1], 141, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, &wc) &&
 	     b_wait(p, &wr, IBV_WC_WR_FLUSH_ERR);
 	return (!mw || !ibv_dealloc_mw(mw)) && ok;
 }
@@ -928,7 +940,8 @@ static const struct {
 	{ mw_send_inv, 1, "type 2 MW bound by a work request, SEND with Invalidate unbinds it: "
 			  "IBV_WC_WITH_INV, then REM_ACCESS_ERR" },
 	{ mw_local_inv, 1, "type 2 MW: LOCAL_INV unbinds it, then REM_ACCESS_ERR" },
-	{ mw_bind_refused, 1, "binding to an MR without MW_BIND: MW_BIND_ERR, then flush" },
+	{ mw_bind_refused, 1, "a WRITE, then a bind to an MR without MW_BIND: the WRITE completes, "
+			      "then MW_BIND_ERR, then flush" },
 	{ peer_gone, 0, "SEND to a QP number that does not exist: RETRY_EXC_ERR" },
 	{ comp_channel, OWN, "completion channel: an event for the next completion; "
 			     "solicited only: none for a plain SEND, one for a solicited" },
