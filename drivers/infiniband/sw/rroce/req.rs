@@ -525,7 +525,10 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
         // On UC the requests before a fenced one complete as they are sent,
         // which lifts the fence at once: go on while that makes progress.
         let req = &inner.req;
-        let lifted = req.pending.as_ref().is_some_and(|w| !fenced(req, w, req.next));
+        let lifted = req
+            .pending
+            .as_ref()
+            .is_some_and(|w| !fenced(req, w, req.next));
         if !lifted || (req.head, req.next) == before {
             break;
         }
