@@ -51,6 +51,24 @@ done
 
 KDIR=${KDIR:-$("$REPO/scripts/kernel.sh" dir)}
 bzimage=$KDIR/arch/x86/boot/bzImage
+
+accel=${RROCE_ACCEL:-tcg}
+mem=${RROCE_VM_MEM:-1536}
+smp=${RROCE_VM_SMP:-1}
+kparams=${RROCE_KPARAMS:-}
+# How long a VM may take to boot and shut down around its command.
+boot=240
+if grep -q '^CONFIG_KASAN=y' "$KDIR/.config"; then
+	mem=${RROCE_VM_MEM:-2560}
+	# Under TCG the debug kernel's ACPI interpreter is so slow that each PCI
+	# _PRT evaluation runs into its 30 s loop timeout: route PCI interrupts
+	# without ACPI. Poison freed and new slab objects (config.debug says why
+	# here rather than SLUB_DEBUG_ON).
+	kparams=${RROCE_KPARAMS:-pci=noacpi slub_debug=P}
+	# Everything takes several times longer there.
+	limit=$((limit * ${RROCE_DEBUG_SLOWDOWN:-4}))
+	boot=900
+fi
 modules=$KDIR/modroot/lib/modules
 [ -f "$bzimage" ] || die "no kernel at $bzimage: run 'make kernel' (or set KDIR)"
 [ -d "$modules" ] || die "no installed modules at $modules: run 'make INSTALL_MOD_PATH=$KDIR/modroot modules_install' in the kernel tree"
@@ -81,18 +99,6 @@ s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(*(x.getsockname()[1] for x in s))')
 
-accel=${RROCE_ACCEL:-tcg}
-mem=${RROCE_VM_MEM:-1536}
-smp=${RROCE_VM_SMP:-1}
-kparams=${RROCE_KPARAMS:-}
-if grep -q '^CONFIG_KASAN=y' "$KDIR/.config"; then
-	mem=${RROCE_VM_MEM:-2560}
-	# Under TCG the debug kernel's ACPI interpreter is so slow that each PCI
-	# _PRT evaluation runs into its 30 s loop timeout: route PCI interrupts
-	# without ACPI. Poison freed and new slab objects (config.debug says why
-	# here rather than SLUB_DEBUG_ON).
-	kparams=${RROCE_KPARAMS:-pci=noacpi slub_debug=P}
-fi
 
 # Sets qemu=(...), the command line of VM $1 whose end of the link is
 # 127.0.0.1:$2 and whose peer's is 127.0.0.1:$3.
@@ -124,7 +130,7 @@ pids=()
 for i in $(seq "$vms"); do
 	if [ "$i" = 1 ]; then qemu_command 1 "$port1" "$port2"; else qemu_command 2 "$port2" "$port1"; fi
 	# The guest enforces the limit itself; this catches a VM that hangs.
-	timeout -k 10 $((limit + 240)) "${qemu[@]}" >"$out/vm$i.qemu" 2>&1 </dev/null &
+	timeout -k 10 $((limit + boot)) "${qemu[@]}" >"$out/vm$i.qemu" 2>&1 </dev/null &
 	pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
