@@ -35,7 +35,10 @@ else
 fi
 
 BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
-PAIR_WAIT=wait_cm_listen PAIR_TIMEOUT=120 pair "ib_send_bw -R" 18991 "$BW" ib_send_bw -d rroce0 -R -p 18991 -F -s 4096 -n 200
+# Once in 5 runs the client was rejected as if nothing listened yet (see
+# Documentation/testing.rst): give the listener a second to settle.
+cm_listen_settled() { wait_cm_listen "$1" && sleep 1; }
+PAIR_WAIT=cm_listen_settled PAIR_TIMEOUT=120 pair "ib_send_bw -R" 18991 "$BW" ib_send_bw -d rroce0 -R -p 18991 -F -s 4096 -n 200
 
 rdma link delete rroce0 && rmmod rroce
 ktap_result $? "delete the device and unload"
