@@ -16,7 +16,7 @@ use super::UserContext;
 use crate::bindings;
 use core::{
     ptr::{addr_of_mut, NonNull},
-    sync::atomic::{AtomicU32, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, Ordering},
 };
 use kernel::{
     ffi,
@@ -145,16 +145,19 @@ struct Entry {
 /// # Invariants
 ///
 /// `entry` was inserted into its context with `rdma_user_mmap_entry_insert`
-/// and not yet removed; ib_core frees it through [`mmap_free`].
+/// and, until `withdrawn` is set, not yet removed; ib_core frees it through
+/// [`mmap_free`].
 pub(crate) struct UserMapping {
     entry: NonNull<Entry>,
     offset: u64,
     size: u32,
+    withdrawn: AtomicBool,
 }
 
 // SAFETY: Removal may happen on any thread.
 unsafe impl Send for UserMapping {}
-// SAFETY: The shared methods only read plain fields.
+// SAFETY: The shared methods read plain fields, and `withdraw` removes the
+// entry once, whoever calls it.
 unsafe impl Sync for UserMapping {}
 
 impl UserMapping {
@@ -190,6 +193,7 @@ impl UserMapping {
             entry: unsafe { NonNull::new_unchecked(entry) },
             offset,
             size: size32,
+            withdrawn: AtomicBool::new(false),
         })
     }
 
@@ -202,17 +206,27 @@ impl UserMapping {
     pub(crate) fn size(&self) -> u32 {
         self.size
     }
-}
 
-impl Drop for UserMapping {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant the entry is inserted; after this
-        // call we never touch it again.
+    /// Takes the mapping out of its user context now, as the object that
+    /// owns it is destroyed: ib_core frees the context right after, and
+    /// the memory may outlive it in a work item that still holds it.
+    pub(crate) fn withdraw(&self) {
+        if self.withdrawn.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // SAFETY: By the type invariant the entry is inserted, and the swap
+        // makes this the only removal; after it we never touch the entry.
         unsafe {
             bindings::rdma_user_mmap_entry_remove(Opaque::raw_get(addr_of_mut!(
                 (*self.entry.as_ptr()).rdma
             )))
         };
+    }
+}
+
+impl Drop for UserMapping {
+    fn drop(&mut self) {
+        self.withdraw();
     }
 }
 

@@ -42,6 +42,15 @@ pub(crate) struct Cq {
     core: Arc<CqCore>,
 }
 
+impl Drop for Cq {
+    fn drop(&mut self) {
+        // QPs may hold the core longer than its user context lives.
+        if let Some(ring) = &self.core.state.lock().user_ring {
+            ring.withdraw();
+        }
+    }
+}
+
 /// What the QPs that complete into a CQ share with it.
 #[pin_data]
 pub(crate) struct CqCore {

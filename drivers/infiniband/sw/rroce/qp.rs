@@ -334,6 +334,11 @@ impl Qp {
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
         dev.data().qp_map().remove(self.core.qpn);
         self.core.inner.lock().dead = true;
+        // The rings' mappings go with the QP, even if a work item still
+        // holds its core: their user context is freed soon after.
+        for ring in [&self.core.sq, &self.core.rq].into_iter().flatten() {
+            ring.withdraw();
+        }
         // Nothing binds for it any more: its number may go to a new QP.
         crate::mw::qp_destroyed(dev, self.core.qpn);
         if self.core.qpn != GSI_QPN {

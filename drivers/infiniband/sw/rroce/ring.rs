@@ -55,6 +55,14 @@ impl UserRing {
         self.ring
     }
 
+    /// Takes it out of the process's reach now; see
+    /// [`UserMapping::withdraw`].
+    pub(crate) fn withdraw(&self) {
+        if let Some(m) = &self.mapping {
+            m.withdraw();
+        }
+    }
+
     /// Where the process maps it (`EINVAL` for a kernel ring).
     pub(crate) fn mapping(&self) -> Result<&UserMapping> {
         self.mapping.as_ref().ok_or(EINVAL)

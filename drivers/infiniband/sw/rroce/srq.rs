@@ -31,6 +31,13 @@ pub(crate) struct Srq {
     core: Arc<SrqCore>,
 }
 
+impl Drop for Srq {
+    fn drop(&mut self) {
+        // QPs may hold the core longer than its user context lives.
+        self.core.ring.withdraw();
+    }
+}
+
 /// What the QPs on an SRQ share.
 #[pin_data]
 pub(crate) struct SrqCore {
