@@ -379,10 +379,10 @@ impl<T: Driver> Device<T> {
 
     /// Queues a packet from the wire, unless the backlog is full.
     fn deliver_bounded(&self, skb: SkBuff) {
+        let queue = self.container().rx_queue.get();
         // SAFETY: The queue was initialised with the device; its length is
         // read without its lock, as a hint.
-        let queued =
-            unsafe { bindings::rroce_skb_queue_len_lockless(self.container().rx_queue.get()) };
+        let queued = unsafe { bindings::rroce_skb_queue_len_lockless(queue) };
         if queued >= T::RX_BACKLOG {
             drop(skb);
             T::rx_dropped(self);

@@ -671,14 +671,22 @@ fn complete_done(qp: &QpCore, inner: &mut QpInner) {
         }
         req.head = req.geometry.next(head);
         qp.send_done(req.head);
-        if e.wqe.flags & SEND_SIGNALED != 0 || qp.sq_sig_all {
-            let wc = Wc {
-                byte_len: e.wqe.length,
-                ..error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), WcStatus::Success)
-            };
-            qp.complete_send(inner, &wc, false);
-        }
+        complete_entry(qp, inner, &e, WcStatus::Success);
     }
+}
+
+/// Reports a request that left the queue with `status`: always in error,
+/// and when it succeeded only if it was signalled.
+fn complete_entry(qp: &QpCore, inner: &mut QpInner, e: &Entry, status: WcStatus) {
+    let ok = status == WcStatus::Success;
+    if ok && e.wqe.flags & SEND_SIGNALED == 0 && !qp.sq_sig_all {
+        return;
+    }
+    let wc = Wc {
+        byte_len: if ok { e.wqe.length } else { 0 },
+        ..error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status)
+    };
+    qp.complete_send(inner, &wc, false);
 }
 
 /// Completes the requests before slot `index` that are not done with
@@ -701,10 +709,7 @@ fn flush_before(qp: &QpCore, inner: &mut QpInner, index: u32) {
         } else {
             WcStatus::WrFlushErr
         };
-        if status != WcStatus::Success || e.wqe.flags & SEND_SIGNALED != 0 || qp.sq_sig_all {
-            let wc = error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status);
-            qp.complete_send(inner, &wc, false);
-        }
+        complete_entry(qp, inner, &e, status);
     }
 }
 

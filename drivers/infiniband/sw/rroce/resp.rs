@@ -704,7 +704,7 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
         let head = inner.resp.head;
         let buf = &mut inner.resp.scratch;
         let wr_id = match rq.read(head, buf) {
-            Ok(()) => RecvWqe::parse(buf, qp.caps.max_recv_sge).map_or(0, |w| w.wr_id),
+            Ok(()) => slot_wr_id(buf),
             Err(_) => 0,
         };
         let _ = qp.recv_cq.push(&flushed(wr_id, WcOpcode::Recv), false);
