@@ -9,6 +9,7 @@
 #include <linux/vmalloc.h>
 #include <linux/random.h>
 #include <linux/crc32.h>
+#include <linux/delay.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>

@@ -36,6 +36,14 @@ pub(crate) fn usecs_to_jiffies(usecs: u32) -> u64 {
     unsafe { crate::bindings::rroce_usecs_to_jiffies(usecs) as u64 }
 }
 
+/// Sleeps for at least `msecs` milliseconds; process context only, as for
+/// any sleeping lock.
+pub(crate) fn msleep(msecs: u32) {
+    // SAFETY: No memory-safety requirement; a call in atomic context is
+    // reported by `might_sleep`, as for `kernel::sync::Mutex::lock`.
+    unsafe { crate::bindings::msleep(msecs) }
+}
+
 /// Calls `f` on each piece of bytes `at..at + len` of a buffer of `total`
 /// bytes made of `pieces` laid end to end, of lengths `len_of`: the piece,
 /// the offset in it, and the part's range relative to `at`. `None` if the

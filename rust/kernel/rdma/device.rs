@@ -181,6 +181,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// A received packet was dropped because [`Driver::RX_BACKLOG`] were
     /// waiting. Called in softirq context.
     fn rx_dropped(_dev: &Device<Self>) {}
+    /// The device is being removed; its users' rings are still mapped, and
+    /// uverbs takes them away when this returns.
+    fn removing(_dev: &Device<Self>) {}
     /// The device's timer, armed by [`Device::arm_tick`], fired.
     fn tick(dev: &Device<Self>);
 }
@@ -310,7 +313,7 @@ impl<T: Driver> Device<T> {
     /// # Safety
     ///
     /// `ptr` is the `ib_device` of a live `Container<T>` for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device<T>` is a transparent wrapper of `ib_device`.
         unsafe { &*ptr.cast() }
     }
@@ -625,7 +628,7 @@ impl<T: Driver> Registry<T> {
 }
 
 /// The `ib_device_ops` trampolines of driver `T`.
-struct Adapter<T: Driver>(PhantomData<T>);
+pub(super) struct Adapter<T: Driver>(PhantomData<T>);
 
 type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
 type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
@@ -706,6 +709,17 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
         ..unsafe { core::mem::zeroed() }
     };
+
+    /// Whether `ib` is a device of driver `T`: only ours carry our ops.
+    ///
+    /// # Safety
+    ///
+    /// `ib` is a valid device.
+    pub(super) unsafe fn owns(ib: *mut bindings::ib_device) -> bool {
+        // SAFETY: Guaranteed by the caller.
+        let dealloc = unsafe { (*ib).ops.dealloc_driver };
+        dealloc.map(|f| f as *const ()) == Some(Self::dealloc_driver as *const ())
+    }
 
     /// # Safety
     ///

@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/rdma/rdma_netlink.h`](srctree/include/rdma/rdma_netlink.h)
 
-use super::{Driver, Registry};
+use super::{removal::RemovalClient, Driver, Registry};
 use crate::{bindings, kernel_ext::net::NetDevice};
 use core::{
     marker::PhantomData,
@@ -52,6 +52,7 @@ impl<T: Driver> Global<T> {
 /// unregisters the link type, then removes every device of the driver.
 pub(crate) struct Registration<T: NewLink> {
     devices: Arc<Registry<T>>,
+    removal: Option<RemovalClient<T>>,
     link: Option<LinkRegistration<T>>,
 }
 
@@ -74,9 +75,12 @@ impl<T: NewLink> Registration<T> {
             drop(unsafe { Arc::from_raw(ptr) });
             return Err(EBUSY);
         }
+        // Before the link type: every device is to hear of its removal.
+        let removal = RemovalClient::new(T::TYPE).inspect_err(|_| T::global().clear())?;
         let link = LinkRegistration::new().inspect_err(|_| T::global().clear())?;
         Ok(Self {
             devices,
+            removal: Some(removal),
             link: Some(link),
         })
     }
@@ -97,6 +101,7 @@ impl<T: NewLink> Drop for Registration<T> {
         // No new devices: this waits for `newlink` calls in flight.
         drop(self.link.take());
         self.devices.remove_all();
+        drop(self.removal.take());
         T::global().clear();
     }
 }

@@ -11,6 +11,7 @@ mod mmap;
 mod mr;
 mod object;
 mod qp;
+mod removal;
 pub(crate) mod rxe_abi;
 mod srq;
 mod stats;

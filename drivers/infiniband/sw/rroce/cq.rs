@@ -80,6 +80,15 @@ impl CqCore {
     fn ring<'a>(&'a self, state: &'a CqState) -> Option<&'a UserRing> {
         state.user_ring.as_ref().or(self.kernel_ring.as_ref())
     }
+
+    /// Whether its consumer has taken every completion.
+    pub(crate) fn drained(&self) -> bool {
+        let state = self.state.lock();
+        match self.ring(&state) {
+            Some(r) => r.geometry().is_empty(r.producer(), r.consumer()),
+            None => true,
+        }
+    }
 }
 
 impl Cq {

@@ -11,6 +11,7 @@ use crate::counters::{self, Counter, Counters};
 use crate::cq::{Cq, MAX_CQE};
 use crate::index::{IndexTable, ObjectMap};
 use crate::kernel_ext::{
+    msleep,
     net::NetDevice,
     net::SkBuff,
     rdma::{
@@ -41,6 +42,10 @@ pub(crate) const PORT: u32 = 1;
 const GID_TABLE_LEN: u32 = 1024;
 /// Largest message: 2 GiB, as IB allows.
 const MAX_MSG_SIZE: u32 = 1 << 31;
+/// How long a device being removed waits, at most, for its processes to
+/// take their last completions: 100 × 10 ms.
+const REMOVAL_DRAIN_POLLS: u32 = 100;
+const REMOVAL_DRAIN_POLL_MS: u32 = 10;
 
 /// Per-device state.
 #[pin_data]
@@ -412,6 +417,22 @@ impl Driver for RroceDevice {
 
     fn rx_dropped(dev: &Device<Self>) {
         dev.data().count(Counter::DropBacklog);
+    }
+
+    fn removing(dev: &Device<Self>) {
+        Self::fail_qps(dev);
+        // uverbs zaps the rings next; a process busy-polling its CQ would
+        // then read an empty ring for ever. Give it a moment to take its
+        // flush errors, and so learn that the device is gone.
+        let Ok(qps) = dev.data().qp_map().snapshot() else {
+            return;
+        };
+        for _ in 0..REMOVAL_DRAIN_POLLS {
+            if qps.iter().all(|qp| qp.cqs_drained()) {
+                return;
+            }
+            msleep(REMOVAL_DRAIN_POLL_MS);
+        }
     }
 
     fn tick(dev: &Device<Self>) {

@@ -481,6 +481,11 @@ impl QpCore {
         }
     }
 
+    /// Whether the consumers of its CQs have taken every completion.
+    pub(crate) fn cqs_drained(&self) -> bool {
+        self.send_cq.drained() && self.recv_cq.drained()
+    }
+
     /// Moves to the error state from outside the data path.
     pub(crate) fn fail(&self) {
         let mut inner = self.inner.lock();
