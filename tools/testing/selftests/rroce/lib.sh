@@ -185,7 +185,8 @@ gid_wait() {
 
 # pair NAME PORT CHECK CMD...: a client/server tool run across the VMs. VM 1
 # runs CMD as the server, listening on TCP PORT; VM 2 runs CMD with the
-# address $PEER (default: VM 1's IPv4 address) appended. Each side is one
+# address $PEER (default: VM 1's IPv4 address) appended, after the option
+# $PAIR_ADDR_OPT if the tool needs one (e.g. -s). Each side is one
 # KTAP line, which passes if CMD succeeds and its output matches CHECK (the
 # server's: $SERVER_CHECK, if set, for tools whose server prints no result).
 pair() {
@@ -201,14 +202,15 @@ pair() {
 		[ $status = 0 ] && grep -Eq "${SERVER_CHECK:-$check}" "/tmp/$name.out"
 		ktap_result $? "$name, server side"
 	else
-		vm_wait "$name" && run timeout "${PAIR_TIMEOUT:-120}" "$@" "${PEER:-$(peer_ip4)}" &&
+		vm_wait "$name" &&
+			run timeout "${PAIR_TIMEOUT:-120}" "$@" $PAIR_ADDR_OPT "${PEER:-$(peer_ip4)}" &&
 			grep -Eq "$check" <<<"$RUN_OUTPUT"
 		ktap_result $? "$name, client side"
 	fi
 }
 
 # wait_cm_listen PORT: wait until an rdma_cm ID listens on PORT (rping,
-# perftest's -R), which no TCP socket shows.
+# ucmatose), which no TCP socket shows.
 wait_cm_listen() {
 	local i
 	for i in $(seq 300); do
