@@ -57,11 +57,22 @@ run rdma link show rroce0/1 && grep -q 'state ACTIVE physical_state LINK_UP netd
 ktap_result $? "rdma link show: the link and its netdev"
 
 # watch_events DEV: ibv_asyncwatch on DEV in the background, line-buffered
-# into /tmp/events.DEV, as a user process holding the device open.
+# into /tmp/events.DEV, as a user process holding the device open; returns
+# once it has the device open.
 watch_events() {
 	stdbuf -oL ibv_asyncwatch -d "$1" >"/tmp/events.$1" 2>&1 &
 	watcher=$!
-	sleep 1
+	await_line "/tmp/events.$1" 'async event FD'
+}
+
+# await_line FILE PATTERN: wait up to 30 s for a line of FILE to match.
+await_line() {
+	local i
+	for i in $(seq 300); do
+		grep -q "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 watch_events rroce0
@@ -69,7 +80,7 @@ ip link set eth0 down && wait_port rroce0 PORT_DOWN
 ktap_result $? "eth0 down: port down within a second"
 ip link set eth0 up && wait_port rroce0 PORT_ACTIVE
 ktap_result $? "eth0 up: port active again within a second"
-sleep 0.5
+await_line /tmp/events.rroce0 'IBV_EVENT_PORT_ACTIVE'
 kill $watcher
 sed 's/^/#   /' /tmp/events.rroce0
 grep -q 'IBV_EVENT_PORT_ERR' /tmp/events.rroce0 && grep -q 'IBV_EVENT_PORT_ACTIVE' /tmp/events.rroce0
@@ -109,10 +120,11 @@ ip link delete rrtest0
 for i in $(seq 50); do [ -e /sys/class/infiniband/rroce1 ] || break; sleep 0.1; done
 ! [ -e /sys/class/infiniband/rroce1 ]
 ktap_result $? "deleting the netdev removes its device, though a process has it open"
-sleep 0.5
+await_line /tmp/events.rroce1 'IBV_EVENT_DEVICE_FATAL'
+status=$?
 kill $watcher 2>/dev/null
 sed 's/^/#   /' /tmp/events.rroce1
-grep -q 'IBV_EVENT_DEVICE_FATAL' /tmp/events.rroce1
+[ $status = 0 ]
 ktap_result $? "the process got IBV_EVENT_DEVICE_FATAL"
 
 rdma link add rroce0 type rroce netdev eth0 && rmmod rroce && ! [ -e /sys/class/infiniband/rroce0 ]
