@@ -6,7 +6,8 @@
 # mounts the output directory at its host path and the test kernel's modules
 # on /lib/modules, sets up the test link, runs the job, saves its status and
 # dmesg, and powers off.  The kernel passes RROCE_VM (this VM's
-# index) and RROCE_OUT (the output directory) as environment variables.
+# index), RROCE_OUT (the output directory) and RROCE_SLOWDOWN (how many
+# times the time limits were stretched) as environment variables.
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=${TERM:-linux}

@@ -15,7 +15,9 @@
 #
 # The VMs share the host's root file system read-only (with an in-memory
 # overlay on top), so COMMAND, rdma-core and perftest are the host's; the
-# output directory is mounted read-write at its host path.  VM i (1 or 2) gets RROCE_VM=i and a NIC named eth0 on
+# output directory is mounted read-write at its host path.  VM i (1 or 2) gets
+# RROCE_VM=i, RROCE_SLOWDOWN (how many times its time limits were stretched:
+# 1, or 4 on a KASAN kernel) and a NIC named eth0 on
 # a private link to the other VM: 192.0.2.i/24 and 2001:db8::i/64.  The
 # command runs with the host's working directory when it lies in the repo.
 # Each VM writes vmI.log (the command's output), vmI.status, vmI.dmesg and
@@ -68,7 +70,8 @@ if grep -q '^CONFIG_KASAN=y' "$KDIR/.config"; then
 	# interrupt, during identify_cpu, before any module is loaded.
 	kparams=${RROCE_KPARAMS:-pci=noacpi slub_debug=P no5lvl}
 	# Everything takes several times longer there.
-	limit=$((limit * ${RROCE_DEBUG_SLOWDOWN:-4}))
+	slowdown=${RROCE_DEBUG_SLOWDOWN:-4}
+	limit=$((limit * slowdown))
 	boot=900
 fi
 modules=$KDIR/modroot/lib/modules
@@ -112,7 +115,7 @@ qemu_command() {
 	qemu=(qemu-system-x86_64 -name "rroce-vm$i" -machine "pc,accel=$accel" -cpu max -smp "$smp" -m "$mem" \
 		-nodefaults -no-user-config -display none -no-reboot "${console[@]}" \
 		-kernel "$bzimage" \
-		-append "console=ttyS0 loglevel=5 panic=-1 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$REPO/scripts/vm-init.sh RROCE_VM=$i RROCE_OUT=$out $kparams" \
+		-append "console=ttyS0 loglevel=5 panic=-1 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$REPO/scripts/vm-init.sh RROCE_VM=$i RROCE_OUT=$out RROCE_SLOWDOWN=${slowdown:-1} $kparams" \
 		-fsdev "local,id=root,path=/,readonly=on,$fs" -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 		-fsdev "local,id=out,path=$out,$fs" -device virtio-9p-pci,fsdev=out,mount_tag=out \
 		-fsdev "local,id=modules,path=$modules,readonly=on,$fs" -device virtio-9p-pci,fsdev=modules,mount_tag=modules \
