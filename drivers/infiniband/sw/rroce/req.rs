@@ -39,6 +39,9 @@ use kernel::prelude::*;
 const WINDOW: u32 = 128;
 /// Packets between two that ask for an ACK, as the C rxe.
 const ACK_EVERY: u32 = 64;
+/// Each timeout doubles the retransmission timer, up to 2^MAX_BACKOFF times
+/// the QP's timeout, until the peer has acknowledged everything.
+const MAX_BACKOFF: u8 = 3;
 /// The most response packets one read request asks for. A large RDMA READ
 /// goes out as several requests, so that its responses, like any other
 /// packets, stay within the window instead of arriving in one burst.
@@ -130,6 +133,9 @@ pub(crate) struct Requester {
     noack: u32,
     /// Retransmissions since the last progress.
     retries: u8,
+    /// Timeouts have stretched the retransmission timer by 2^backoff; back
+    /// to 0 once nothing waits for the peer.
+    backoff: u8,
     rnr_retries: u8,
     /// When the peer last made progress, in jiffies.
     progress_at: u64,
@@ -163,6 +169,7 @@ impl Requester {
             una: Psn::new(0),
             noack: 0,
             retries: 0,
+            backoff: 0,
             rnr_retries: 0,
             progress_at: 0,
             rnr_until: None,
@@ -175,6 +182,7 @@ impl Requester {
     pub(crate) fn reset(&mut self, psn: Psn) {
         self.psn = psn;
         self.una = psn;
+        self.backoff = 0;
     }
 
     /// Whether packets wait for the peer.
@@ -767,6 +775,9 @@ fn update_una(req: &mut Requester) {
 /// Records that the peer made progress.
 fn progress(req: &mut Requester) {
     update_una(req);
+    if !req.outstanding() {
+        req.backoff = 0;
+    }
     req.retries = 0;
     req.rnr_retries = 0;
     req.progress_at = jiffies();
@@ -968,7 +979,7 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     if !req.outstanding() || inner.attr.timeout == 0 || qp.qp_type != QpType::Rc {
         return;
     }
-    let limit = usecs_to_jiffies(timeout_usecs(inner.attr.timeout));
+    let limit = usecs_to_jiffies(timeout_usecs(inner.attr.timeout)) << req.backoff;
     if now.wrapping_sub(req.progress_at) < limit {
         return;
     }
@@ -979,6 +990,11 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
         return;
     }
     req.retries += 1;
+    // A peer slower than the timeout, not gone, would otherwise get the
+    // whole window again on every timeout, fall further behind and never
+    // answer in time; a dead link still fails within retry_cnt timeouts of
+    // at most 2^MAX_BACKOFF times the QP's.
+    req.backoff = (req.backoff + 1).min(MAX_BACKOFF);
     dev.data().count(Counter::Retransmits);
     req.progress_at = now;
     let una = req.una;
