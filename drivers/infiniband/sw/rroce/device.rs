@@ -119,14 +119,13 @@ impl RroceDevice {
     }
 
     /// Moves every QP of the device to the error state, flushing what they
-    /// hold: the device is about to go.
-    pub(crate) fn fail_qps(dev: &Device<Self>) {
-        let Ok(qps) = dev.data().qp_map().snapshot() else {
-            return;
-        };
+    /// hold: the device is about to go. Returns the QPs it failed.
+    pub(crate) fn fail_qps(dev: &Device<Self>) -> Result<KVec<Arc<QpCore>>> {
+        let qps = dev.data().qp_map().snapshot()?;
         for qp in qps.iter() {
             qp.fail();
         }
+        Ok(qps)
     }
 
     /// Counts one `c`.
@@ -420,13 +419,12 @@ impl Driver for RroceDevice {
     }
 
     fn removing(dev: &Device<Self>) {
-        Self::fail_qps(dev);
+        let Ok(qps) = Self::fail_qps(dev) else {
+            return;
+        };
         // uverbs zaps the rings next; a process busy-polling its CQ would
         // then read an empty ring for ever. Give it a moment to take its
         // flush errors, and so learn that the device is gone.
-        let Ok(qps) = dev.data().qp_map().snapshot() else {
-            return;
-        };
         for _ in 0..REMOVAL_DRAIN_POLLS {
             if qps.iter().all(|qp| qp.cqs_drained()) {
                 return;

@@ -22,7 +22,7 @@ impl NetdevNotifier for NetdevEvents {
                 // Fail the QPs now, while their processes still see their
                 // CQs: a process busy-polling for requests the vanished
                 // link will never carry gets flush errors, not silence.
-                RroceDevice::fail_qps(dev);
+                let _ = RroceDevice::fail_qps(dev);
                 // RTNL is held here, and unregistering needs it: defer.
                 dev.unregister_queued()
             }
