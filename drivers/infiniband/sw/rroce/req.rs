@@ -37,6 +37,8 @@ use kernel::prelude::*;
 
 /// Unacknowledged packets a QP may have in flight.
 const WINDOW: u32 = 128;
+/// What timeouts may shrink a QP's window to.
+const MIN_WINDOW: u32 = 8;
 /// Packets between two that ask for an ACK, as the C rxe.
 const ACK_EVERY: u32 = 64;
 /// Each timeout doubles the retransmission timer, up to 2^MAX_BACKOFF times
@@ -129,6 +131,9 @@ pub(crate) struct Requester {
     psn: Psn,
     /// The oldest PSN not acknowledged.
     una: Psn,
+    /// Unacknowledged packets allowed in flight: WINDOW at first, halved
+    /// by each timeout, one more with each ACK that makes progress.
+    window: u32,
     /// Packets sent since one asked for an ACK.
     noack: u32,
     /// Retransmissions since the last progress.
@@ -167,6 +172,7 @@ impl Requester {
             next: 0,
             psn: Psn::new(0),
             una: Psn::new(0),
+            window: WINDOW,
             noack: 0,
             retries: 0,
             backoff: 0,
@@ -183,6 +189,7 @@ impl Requester {
         self.psn = psn;
         self.una = psn;
         self.backoff = 0;
+        self.window = WINDOW;
     }
 
     /// Whether packets wait for the peer.
@@ -423,14 +430,16 @@ fn data_opcode(qp_type: QpType, op: WrOpcode, n: u32, npsn: u32) -> Option<Opcod
 /// The response packets the next request of a read asks for: up to the end
 /// of its chunk, so that a request sent again after a loss asks for part of
 /// what one earlier request asked for, never more, as responders expect.
-fn read_chunk(e: &Entry) -> u32 {
-    (READ_CHUNK - e.sent % READ_CHUNK).min(e.npsn - e.sent)
+fn read_chunk(e: &Entry, window: u32) -> u32 {
+    let chunk = (window / 2).min(READ_CHUNK);
+    (chunk - e.sent % chunk).min(e.npsn - e.sent)
 }
 
 /// Sends the next request packet of the entry at `index`.
 fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, index: u32, mtu: u32) {
     let rc = qp.qp_type == QpType::Rc;
     let req = &mut inner.req;
+    let window = req.window;
     let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.as_mut()) else {
         return;
     };
@@ -443,7 +452,7 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     let (opcode, psn, at, len) = match w.opcode {
         WrOpcode::Read => {
             let from = e.sent * mtu;
-            let n = read_chunk(e);
+            let n = read_chunk(e, window);
             ext.reth = Some(Reth {
                 va: w.remote_addr.wrapping_add(from.into()),
                 rkey: w.rkey,
@@ -509,7 +518,9 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     let ends = opcode.ends_message() || e.is_read_or_atomic();
     bth.solicited = ends && w.flags & SEND_SOLICITED != 0;
     req.noack += 1;
-    if rc && (ends || req.noack >= ACK_EVERY) {
+    // A window shrunk below 2 * ACK_EVERY would otherwise fill before the
+    // peer is asked for the ACK that opens it again.
+    if rc && (ends || req.noack >= (window / 2).min(ACK_EVERY)) {
         bth.ack_req = true;
         req.noack = 0;
     }
@@ -519,7 +530,7 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
         local.gather(at, buf).map_err(|_| EFAULT)
     });
     e.sent += if w.opcode == WrOpcode::Read {
-        read_chunk(e)
+        read_chunk(e, window)
     } else {
         1
     };
@@ -597,6 +608,7 @@ fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
         let req = &mut inner.req;
         let cur = req.cur;
         let una = req.una;
+        let window = req.window;
         let Some(e) = req.entry(cur) else { break };
         if e.sent >= e.request_packets() {
             req.cur = req.geometry.next(cur);
@@ -604,7 +616,7 @@ fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
         }
         if rc {
             let psn = e.next_psn();
-            if psn.distance_from(una) >= WINDOW {
+            if psn.distance_from(una) >= window {
                 break;
             }
             if e.is_read_or_atomic() && reads_in_flight(req) >= max_rd_atomic {
@@ -780,6 +792,7 @@ fn progress(req: &mut Requester) {
     }
     req.retries = 0;
     req.rnr_retries = 0;
+    req.window = (req.window + 1).min(WINDOW);
     req.progress_at = jiffies();
 }
 
@@ -995,6 +1008,8 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     // answer in time; a dead link still fails within retry_cnt timeouts of
     // at most 2^MAX_BACKOFF times the QP's.
     req.backoff = (req.backoff + 1).min(MAX_BACKOFF);
+    // Nor should it get a whole window to chew through again: halve it.
+    req.window = (req.window / 2).max(MIN_WINDOW);
     dev.data().count(Counter::Retransmits);
     req.progress_at = now;
     let una = req.una;

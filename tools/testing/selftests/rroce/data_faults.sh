@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # RC traffic over a bad link: tc netem on both VMs loses, reorders,
-# duplicates and corrupts packets while ibv_rc_pingpong checks every byte
-# and perftest writes, reads and runs atomics (16 outstanding); every
-# message must arrive intact, and the counters must show the recovery. Then
-# the link goes dead under a running pingpong, which must end in an error
-# completion, not hang.
+# duplicates and corrupts packets while rc_stream sends both ways and checks
+# every byte (rc_stream.c) and perftest writes, reads and runs atomics (16
+# outstanding); every message must arrive once and intact, and the counters
+# must show the recovery. Then the link goes dead under a running
+# ibv_rc_pingpong, which must end in an error completion, not hang.
 #
 # The same runs on the C rdma_rxe follow, for comparison: their outcome is
 # printed, and only rroce's is tested.  VM 1 serves, VM 2 connects.
@@ -15,14 +15,16 @@
 # Two drivers' worth of slow, lossy runs: rroce's take about 200 s, and
 # rxe's, bounded below, up to 3 x 120 s and the dead link's 120 s.
 VM_TIMEOUT=${VM_TIMEOUT:-900}
-vm_main 2
+in_vm || build_prog rc_stream -libverbs
+vm_main 2 "$PROG"
+rc_stream=$1
 
 require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw ib_atomic_bw tc rdma
 # VM 2, the client, also reports the dead link.
 ktap_plan $((RROCE_VM == 2 ? 8 : 7))
 
 BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
-ITERS="iters in [0-9.]+ seconds"
+INTACT="^500 messages of 8192 bytes each way .*: all intact, in order, once"
 BAD_LINK="delay 1ms reorder 10% 50% loss 5% duplicate 2% corrupt 1%"
 
 modprobe sch_netem || ktap_skip_all "no sch_netem"
@@ -38,8 +40,8 @@ round() {
 	tc qdisc add dev eth0 root netem $BAD_LINK
 	[ $drv = rroce ] && ktap_result $? "eth0: netem $BAD_LINK"
 	# The TCP exchange of the tools recovers from the bad link on its own.
-	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv rc_pingpong -c over the bad link" $port "$ITERS" \
-		ibv_rc_pingpong -d $dev -g "$gid" -p $port -n 300 -s 8192 -c
+	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv rc_stream over the bad link" $port "$INTACT" \
+		"$rc_stream" $dev $port 500 8192
 	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv ib_write_bw over the bad link" $((port + 1)) "$BW" \
 		ib_write_bw -d $dev -x "$gid" -p $((port + 1)) -F -s 65536 -n 100
 	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv ib_read_bw over the bad link" $((port + 2)) "$BW" \

@@ -188,12 +188,14 @@ gid_wait() {
 # address $PEER (default: VM 1's IPv4 address) appended, after the option
 # $PAIR_ADDR_OPT if the tool needs one (e.g. -s). Each side is one
 # KTAP line, which passes if CMD succeeds and its output matches CHECK (the
-# server's: $SERVER_CHECK, if set, for tools whose server prints no result).
+# server's: $SERVER_CHECK, if set, for tools whose server prints no result)
+# Each side may take PAIR_TIMEOUT seconds (default 120) times RROCE_SLOWDOWN.
 pair() {
 	local name=$1 port=$2 check=$3 pid status
+	local limit=$((${PAIR_TIMEOUT:-120} * ${RROCE_SLOWDOWN:-1}))
 	shift 3
 	if [ "$RROCE_VM" = 1 ]; then
-		timeout "${PAIR_TIMEOUT:-120}" "$@" >"/tmp/$name.out" 2>&1 &
+		timeout "$limit" "$@" >"/tmp/$name.out" 2>&1 &
 		pid=$!
 		${PAIR_WAIT:-wait_listen} "$port" && vm_signal "$name"
 		await $pid
@@ -203,7 +205,7 @@ pair() {
 		ktap_result $? "$name, server side"
 	else
 		vm_wait "$name" &&
-			run timeout "${PAIR_TIMEOUT:-120}" "$@" $PAIR_ADDR_OPT "${PEER:-$(peer_ip4)}" &&
+			run timeout "$limit" "$@" $PAIR_ADDR_OPT "${PEER:-$(peer_ip4)}" &&
 			grep -Eq "$check" <<<"$RUN_OUTPUT"
 		ktap_result $? "$name, client side"
 	fi

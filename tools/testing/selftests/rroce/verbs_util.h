@@ -15,7 +15,7 @@
 
 static int cases, failed;
 
-static void report(int ok, const char *what)
+static inline void report(int ok, const char *what)
 {
 	cases++;
 	if (!ok)
