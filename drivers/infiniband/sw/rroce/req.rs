@@ -42,7 +42,7 @@ const MIN_WINDOW: u32 = 8;
 /// Packets between two that ask for an ACK, as the C rxe.
 const ACK_EVERY: u32 = 64;
 /// Each timeout doubles the retransmission timer, up to 2^MAX_BACKOFF times
-/// the QP's timeout, until the peer has acknowledged everything.
+/// the QP's timeout; each ACK that makes progress halves it again.
 const MAX_BACKOFF: u8 = 3;
 /// The most response packets one read request asks for. A large RDMA READ
 /// goes out as several requests, so that its responses, like any other
@@ -138,8 +138,7 @@ pub(crate) struct Requester {
     noack: u32,
     /// Retransmissions since the last progress.
     retries: u8,
-    /// Timeouts have stretched the retransmission timer by 2^backoff; back
-    /// to 0 once nothing waits for the peer.
+    /// Timeouts have stretched the retransmission timer by 2^backoff.
     backoff: u8,
     rnr_retries: u8,
     /// When the peer last made progress, in jiffies.
@@ -787,9 +786,9 @@ fn update_una(req: &mut Requester) {
 /// Records that the peer made progress.
 fn progress(req: &mut Requester) {
     update_una(req);
-    if !req.outstanding() {
-        req.backoff = 0;
-    }
+    // Not straight back to the QP's timeout: a peer that was too slow for
+    // it may still be.
+    req.backoff = req.backoff.saturating_sub(1);
     req.retries = 0;
     req.rnr_retries = 0;
     req.window = (req.window + 1).min(WINDOW);
