@@ -73,6 +73,10 @@ struct Entry {
     acked: u32,
     /// Read response packets received.
     got: u32,
+    /// For a read, the response packets one request asks for: set when it
+    /// is first sent, from the window then, and kept, so that a request
+    /// sent again asks for part of one sent before, never more.
+    chunk: u32,
     /// A read asked again from this response, after a gap: once is enough
     /// until it moves on.
     asked_again: Option<u32>,
@@ -323,6 +327,7 @@ fn take(
             sent: 0,
             acked: 0,
             got: 0,
+            chunk: 0,
             asked_again: None,
             done: true,
         });
@@ -383,6 +388,7 @@ fn take(
         sent: 0,
         acked: 0,
         got: 0,
+        chunk: 0,
         asked_again: None,
         done: false,
     })
@@ -429,9 +435,8 @@ fn data_opcode(qp_type: QpType, op: WrOpcode, n: u32, npsn: u32) -> Option<Opcod
 /// The response packets the next request of a read asks for: up to the end
 /// of its chunk, so that a request sent again after a loss asks for part of
 /// what one earlier request asked for, never more, as responders expect.
-fn read_chunk(e: &Entry, window: u32) -> u32 {
-    let chunk = (window / 2).min(READ_CHUNK);
-    (chunk - e.sent % chunk).min(e.npsn - e.sent)
+fn read_chunk(e: &Entry) -> u32 {
+    (e.chunk - e.sent % e.chunk).min(e.npsn - e.sent)
 }
 
 /// Sends the next request packet of the entry at `index`.
@@ -450,8 +455,11 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     let mut ext = ExtHeaders::default();
     let (opcode, psn, at, len) = match w.opcode {
         WrOpcode::Read => {
+            if e.chunk == 0 {
+                e.chunk = (window / 2).clamp(1, READ_CHUNK);
+            }
             let from = e.sent * mtu;
-            let n = read_chunk(e, window);
+            let n = read_chunk(e);
             ext.reth = Some(Reth {
                 va: w.remote_addr.wrapping_add(from.into()),
                 rkey: w.rkey,
@@ -529,7 +537,7 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
         local.gather(at, buf).map_err(|_| EFAULT)
     });
     e.sent += if w.opcode == WrOpcode::Read {
-        read_chunk(e, window)
+        read_chunk(e)
     } else {
         1
     };

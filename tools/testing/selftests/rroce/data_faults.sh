@@ -23,7 +23,6 @@ require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw ib_atomic_bw tc rdma
 # VM 2, the client, also reports the dead link.
 ktap_plan $((RROCE_VM == 2 ? 8 : 7))
 
-BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
 INTACT="^500 messages of 8192 bytes each way .*: all intact, in order, once"
 BAD_LINK="delay 1ms reorder 10% 50% loss 5% duplicate 2% corrupt 1%"
 

@@ -17,8 +17,6 @@ ktap_result $? "rroce0 on eth0"
 gid=$(gid_index rroce0 "$RROCE_IP4")
 ktap_result $? "RoCE v2 GID for $RROCE_IP4 ($gid)"
 
-# A bandwidth result row: bytes, iterations, peak and average MB/s > 0.
-BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +0*[1-9.][0-9.]*[1-9]'
 # An atomic bandwidth row: 8 bytes, 200 iterations and a message rate > 0
 # (8-byte atomics on the debug kernel average 0.00 MB/s).
 ATOMIC='^ *8 +200 +[0-9.]+ +[0-9.]+[[:space:]]+[0-9.]*[1-9]'

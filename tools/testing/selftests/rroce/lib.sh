@@ -183,6 +183,10 @@ gid_wait() {
 	return 1
 }
 
+# A perftest bandwidth row: bytes, iterations, peak MB/s, and an average
+# MB/s with a nonzero digit (an average of 8.00 is as good as 8.01).
+BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]*[1-9][0-9.]*[[:space:]]'
+
 # pair NAME PORT CHECK CMD...: a client/server tool run across the VMs. VM 1
 # runs CMD as the server, listening on TCP PORT; VM 2 runs CMD with the
 # address $PEER (default: VM 1's IPv4 address) appended, after the option
