@@ -836,15 +836,15 @@ fn rewind(req: &mut Requester, psn: Psn) {
     let mut i = k;
     while i != req.next {
         if let Some(e) = req.entries[i as usize].as_mut() {
-            if i == k && e.wqe.opcode == WrOpcode::Read {
+            if e.wqe.opcode == WrOpcode::Read {
+                // What arrived stays placed. Asking for it again could even
+                // fail: the C rxe, having replayed a read from some point,
+                // refuses to read from before it.
                 e.sent = e.got;
             } else if i == k && !e.is_atomic() {
                 e.sent = psn.distance_from(e.first_psn);
             } else if !e.done {
                 e.sent = 0;
-                if i != k {
-                    e.got = 0;
-                }
             }
         }
         i = req.geometry.next(i);
