@@ -135,6 +135,9 @@ pub(crate) struct Requester {
     psn: Psn,
     /// The oldest PSN not acknowledged.
     una: Psn,
+    /// The PSN after the last one ever sent: a rewind sends some again,
+    /// but the peer may acknowledge any before this one.
+    high: Psn,
     /// Unacknowledged packets allowed in flight: WINDOW at first, halved
     /// by each timeout, one more with each ACK that makes progress.
     window: u32,
@@ -175,6 +178,7 @@ impl Requester {
             next: 0,
             psn: Psn::new(0),
             una: Psn::new(0),
+            high: Psn::new(0),
             window: WINDOW,
             noack: 0,
             retries: 0,
@@ -191,6 +195,7 @@ impl Requester {
     pub(crate) fn reset(&mut self, psn: Psn) {
         self.psn = psn;
         self.una = psn;
+        self.high = psn;
         self.backoff = 0;
         self.window = WINDOW;
     }
@@ -541,6 +546,10 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     } else {
         1
     };
+    let end = e.next_psn();
+    if end.after(req.high) {
+        req.high = end;
+    }
 }
 
 /// Sends what the send queue holds, as far as the window allows.
@@ -815,12 +824,16 @@ fn ack_through(req: &mut Requester, psn: Psn) {
             if !e.done {
                 break;
             }
-        } else if e.sent >= e.npsn && !e.last_psn().after(psn) {
+        } else if !e.last_psn().after(psn) {
+            // Even if a rewind has it to send again: all of it arrived.
+            e.sent = e.npsn;
             e.acked = e.npsn;
             e.done = true;
         } else {
             if e.holds(psn) {
                 e.acked = e.acked.max(psn.distance_from(e.first_psn) + 1);
+                // Nor is what arrived sent again.
+                e.sent = e.sent.max(e.acked);
             }
             break;
         }
@@ -866,7 +879,7 @@ pub(crate) fn receive_response(
     let psn = pkt.headers.bth.psn;
     let req = &mut inner.req;
     // Only PSNs sent and not yet acknowledged mean anything.
-    if psn.distance_from(req.una) >= req.psn.distance_from(req.una) {
+    if psn.distance_from(req.una) >= req.high.distance_from(req.una) {
         return;
     }
     let mtu = qp.mtu(inner);
