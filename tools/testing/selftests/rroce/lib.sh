@@ -192,7 +192,7 @@ BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]*[1-9][0-9.]*[[:space:]]'
 # address $PEER (default: VM 1's IPv4 address) appended, after the option
 # $PAIR_ADDR_OPT if the tool needs one (e.g. -s). Each side is one
 # KTAP line, which passes if CMD succeeds and its output matches CHECK (the
-# server's: $SERVER_CHECK, if set, for tools whose server prints no result)
+# server's: $SERVER_CHECK, if set, for tools whose server prints no result).
 # Each side may take PAIR_TIMEOUT seconds (default 120) times RROCE_SLOWDOWN.
 pair() {
 	local name=$1 port=$2 check=$3 pid status
