@@ -41,14 +41,14 @@ round() {
 	# The TCP exchange of the tools recovers from the bad link on its own.
 	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv rc_stream over the bad link" $port "$INTACT" \
 		"$rc_stream" $dev $port 500 8192
-	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv ib_write_bw over the bad link" $((port + 1)) "$BW" \
+	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv ib_write_bw over the bad link" $((port + 1)) "$(bw_row 65536 100)" \
 		ib_write_bw -d $dev -x "$gid" -p $((port + 1)) -F -s 65536 -n 100
-	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv ib_read_bw over the bad link" $((port + 2)) "$BW" \
+	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv ib_read_bw over the bad link" $((port + 2)) "$(bw_row 65536 100)" \
 		ib_read_bw -d $dev -x "$gid" -p $((port + 2)) -F -s 65536 -n 100
 	# 16 atomics outstanding: a lost answer is given again from the
 	# responder's cache, not by doing the atomic twice.
 	PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv ib_atomic_bw over the bad link" $((port + 4)) \
-		'^ *8 +500 ' \
+		"$(bw_row 8 500)" \
 		ib_atomic_bw -d $dev -x "$gid" -p $((port + 4)) -F -o 16 -n 500
 	tc qdisc del dev eth0 root
 	[ $drv = rroce ] && stats=$(rdma statistic show link $dev/1)

@@ -37,7 +37,7 @@ round() {
 	port=$((port + 3))
 	for tool in ib_send_bw ib_write_bw ib_read_bw; do
 		port=$((port + 2))
-		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$BW" \
+		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$(bw_row 1048576 20)" \
 			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n 20
 	done
 	driver_down $mine

@@ -183,9 +183,12 @@ gid_wait() {
 	return 1
 }
 
-# A perftest bandwidth row: bytes, iterations, peak MB/s, and an average
-# MB/s with a nonzero digit (an average of 8.00 is as good as 8.01).
-BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]*[1-9][0-9.]*[[:space:]]'
+# bw_row BYTES ITERS: a perftest bandwidth result row for BYTES-byte messages
+# and all ITERS iterations, printed only once every one of them completed
+# successfully.  The figures after them are not checked: perftest derives
+# them from a CPU clock estimate that fails under emulation now and then
+# ("Correlation coefficient r^2: 0.59 < 0.9"), leaving 0.00.
+bw_row() { echo "^ *$1 +$2 +[0-9.]+ +[0-9.]+[[:space:]]"; }
 
 # pair NAME PORT CHECK CMD...: a client/server tool run across the VMs. VM 1
 # runs CMD as the server, listening on TCP PORT; VM 2 runs CMD with the
