@@ -42,7 +42,7 @@ const MIN_WINDOW: u32 = 8;
 /// Packets between two that ask for an ACK, as the C rxe.
 const ACK_EVERY: u32 = 64;
 /// Each timeout doubles the retransmission timer, up to 2^MAX_BACKOFF times
-/// the QP's timeout; each ACK that makes progress halves it again.
+/// the QP's timeout; each request that completes halves it again.
 const MAX_BACKOFF: u8 = 3;
 /// The most response packets one read request asks for. A large RDMA READ
 /// goes out as several requests, so that its responses, like any other
@@ -77,8 +77,8 @@ struct Entry {
     /// is first sent, from the window then, and kept, so that a request
     /// sent again asks for part of one sent before, never more.
     chunk: u32,
-    /// A read asked again from this response, after a gap: once is enough
-    /// until it moves on.
+    /// A read asked again from this response, after a gap or a timeout:
+    /// until it moves on, a later response is no news.
     asked_again: Option<u32>,
     done: bool,
 }
@@ -139,7 +139,7 @@ pub(crate) struct Requester {
     /// but the peer may acknowledge any before this one.
     high: Psn,
     /// Unacknowledged packets allowed in flight: WINDOW at first, halved
-    /// by each timeout, one more with each ACK that makes progress.
+    /// by each loss, one more with each response that makes progress.
     window: u32,
     /// Packets sent since one asked for an ACK.
     noack: u32,
@@ -440,18 +440,29 @@ fn data_opcode(qp_type: QpType, op: WrOpcode, n: u32, npsn: u32) -> Option<Opcod
 /// The response packets the next request of a read asks for: up to the end
 /// of its chunk, so that a request sent again after a loss asks for part of
 /// what one earlier request asked for, never more, as responders expect.
-fn read_chunk(e: &Entry) -> u32 {
-    (e.chunk - e.sent % e.chunk).min(e.npsn - e.sent)
+/// One sent again also asks for no more than the window has room for
+/// (`room`): the link has just lost packets, and a slow peer would answer
+/// each of several timeouts with a whole chunk, which the requester has
+/// mostly had already.
+fn read_chunk(e: &Entry, again: bool, room: u32) -> u32 {
+    let n = (e.chunk - e.sent % e.chunk).min(e.npsn - e.sent);
+    if again {
+        n.min(room.max(1))
+    } else {
+        n
+    }
 }
 
 /// Sends the next request packet of the entry at `index`.
 fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, index: u32, mtu: u32) {
     let rc = qp.qp_type == QpType::Rc;
     let req = &mut inner.req;
-    let window = req.window;
+    let (window, una, high) = (req.window, req.una, req.high);
     let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.as_mut()) else {
         return;
     };
+    // Request packets, or for a read response packets, this one sends.
+    let mut step = 1;
     let (av, dest) = match &e.ud {
         Some(ud) => (ud.av, ud.qpn),
         None => (inner.av, inner.attr.dest_qpn),
@@ -464,13 +475,18 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
                 e.chunk = (window / 2).clamp(1, READ_CHUNK);
             }
             let from = e.sent * mtu;
-            let n = read_chunk(e);
+            let psn = e.next_psn();
+            step = read_chunk(
+                e,
+                psn.before(high),
+                window - psn.distance_from(una).min(window),
+            );
             ext.reth = Some(Reth {
                 va: w.remote_addr.wrapping_add(from.into()),
                 rkey: w.rkey,
-                dma_len: (w.length - from).min(n * mtu),
+                dma_len: (w.length - from).min(step * mtu),
             });
-            (Opcode::RcReadRequest, e.first_psn + e.sent, 0, 0)
+            (Opcode::RcReadRequest, psn, 0, 0)
         }
         WrOpcode::CmpSwap | WrOpcode::FetchAdd => {
             let cmp = w.opcode == WrOpcode::CmpSwap;
@@ -541,11 +557,7 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     qp.send(dev, &av, headers, len, |buf| {
         local.gather(at, buf).map_err(|_| EFAULT)
     });
-    e.sent += if w.opcode == WrOpcode::Read {
-        read_chunk(e)
-    } else {
-        1
-    };
+    e.sent += step;
     let end = e.next_psn();
     if end.after(req.high) {
         req.high = end;
@@ -706,6 +718,11 @@ fn complete_done(qp: &QpCore, inner: &mut QpInner) {
             req.cur = req.geometry.next(head);
         }
         req.head = req.geometry.next(head);
+        // Not straight back to the QP's timeout on the first response after
+        // one: a peer that was too slow for it may still be, and what
+        // arrives may answer the requests that timed out. A request done
+        // shows the peer keeping up.
+        req.backoff = req.backoff.saturating_sub(1);
         qp.send_done(req.head);
         complete_entry(qp, inner, &e, WcStatus::Success);
     }
@@ -803,9 +820,6 @@ fn update_una(req: &mut Requester) {
 /// Records that the peer made progress.
 fn progress(req: &mut Requester) {
     update_una(req);
-    // Not straight back to the QP's timeout: a peer that was too slow for
-    // it may still be.
-    req.backoff = req.backoff.saturating_sub(1);
     req.retries = 0;
     req.rnr_retries = 0;
     req.window = (req.window + 1).min(WINDOW);
@@ -842,6 +856,13 @@ fn ack_through(req: &mut Requester, psn: Psn) {
     progress(req);
 }
 
+/// A loss, seen by a timeout, a sequence NAK or a gap in read responses:
+/// halve the window, so that what is sent again does not swamp a link that
+/// has just dropped packets, or a peer already behind.
+fn lost(req: &mut Requester) {
+    req.window = (req.window / 2).max(MIN_WINDOW);
+}
+
 /// Goes back to `psn`: the request that holds it, and everything after it,
 /// will be sent again from there.
 fn rewind(req: &mut Requester, psn: Psn) {
@@ -854,6 +875,7 @@ fn rewind(req: &mut Requester, psn: Psn) {
                 // fail: the C rxe, having replayed a read from some point,
                 // refuses to read from before it.
                 e.sent = e.got;
+                e.asked_again = Some(e.got);
             } else if i == k && !e.is_atomic() {
                 e.sent = psn.distance_from(e.first_psn);
             } else if !e.done {
@@ -911,6 +933,7 @@ pub(crate) fn receive_response(
                     ack_through(req, before);
                     if code == NakCode::PsnSequenceError {
                         dev.data().count(Counter::SeqNakRcvd);
+                        lost(req);
                         rewind(req, psn);
                     } else if let Some(k) = req.find(psn) {
                         let status = match code {
@@ -936,19 +959,21 @@ pub(crate) fn receive_response(
 fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
     let psn = pkt.headers.bth.psn;
     let req = &mut inner.req;
+    let high = req.high;
     let Some(k) = req.find(psn) else { return };
     let Some(e) = req.entry(k) else { return };
-    if e.wqe.opcode != WrOpcode::Read || e.done || e.got >= e.sent {
+    // Any response asked for, even by a request a rewind has since
+    // replaced with a shorter one, is taken.
+    let expected = e.first_psn + e.got;
+    if e.wqe.opcode != WrOpcode::Read || e.done || !expected.before(high) {
         return;
     }
-    // Only the next response of what was asked for is taken. A later one
-    // means the next was lost: ask again from there at once, rather than
-    // after a transport timeout, as a sequence NAK does for writes.
-    let expected = e.first_psn + e.got;
+    // Only the next response is taken. A later one means the next was
+    // lost: ask again from there at once, rather than after a transport
+    // timeout, as a sequence NAK does for writes; unless that was done.
     if psn != expected {
-        let ahead = psn.distance_from(expected);
-        if ahead < e.sent - e.got && e.asked_again != Some(e.got) {
-            e.asked_again = Some(e.got);
+        if psn.after(expected) && e.asked_again != Some(e.got) {
+            lost(req);
             rewind(req, expected);
         }
         return;
@@ -966,6 +991,7 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
         return;
     }
     e.got += 1;
+    e.sent = e.sent.max(e.got);
     if last {
         e.done = true;
         e.acked = e.npsn;
@@ -1028,8 +1054,8 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     // answer in time; a dead link still fails within retry_cnt timeouts of
     // at most 2^MAX_BACKOFF times the QP's.
     req.backoff = (req.backoff + 1).min(MAX_BACKOFF);
-    // Nor should it get a whole window to chew through again: halve it.
-    req.window = (req.window / 2).max(MIN_WINDOW);
+    // Nor should it get a whole window to chew through again.
+    lost(req);
     dev.data().count(Counter::Retransmits);
     req.progress_at = now;
     let una = req.una;
