@@ -440,24 +440,17 @@ fn data_opcode(qp_type: QpType, op: WrOpcode, n: u32, npsn: u32) -> Option<Opcod
 /// The response packets the next request of a read asks for: up to the end
 /// of its chunk, so that a request sent again after a loss asks for part of
 /// what one earlier request asked for, never more, as responders expect.
-/// One sent again also asks for no more than the window has room for
-/// (`room`): the link has just lost packets, and a slow peer would answer
-/// each of several timeouts with a whole chunk, which the requester has
-/// mostly had already.
-fn read_chunk(e: &Entry, again: bool, room: u32) -> u32 {
-    let n = (e.chunk - e.sent % e.chunk).min(e.npsn - e.sent);
-    if again {
-        n.min(room.max(1))
-    } else {
-        n
-    }
+/// Nor less: the responder may have lost that earlier one and taken this
+/// one as new, and it must hold any request sent again after it too.
+fn read_chunk(e: &Entry) -> u32 {
+    (e.chunk - e.sent % e.chunk).min(e.npsn - e.sent)
 }
 
 /// Sends the next request packet of the entry at `index`.
 fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, index: u32, mtu: u32) {
     let rc = qp.qp_type == QpType::Rc;
     let req = &mut inner.req;
-    let (window, una, high) = (req.window, req.una, req.high);
+    let window = req.window;
     let Some(e) = req.entries.get_mut(index as usize).and_then(|e| e.as_mut()) else {
         return;
     };
@@ -476,11 +469,7 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
             }
             let from = e.sent * mtu;
             let psn = e.next_psn();
-            step = read_chunk(
-                e,
-                psn.before(high),
-                window - psn.distance_from(una).min(window),
-            );
+            step = read_chunk(e);
             ext.reth = Some(Reth {
                 va: w.remote_addr.wrapping_add(from.into()),
                 rkey: w.rkey,
@@ -962,8 +951,8 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, mtu: u32) {
     let high = req.high;
     let Some(k) = req.find(psn) else { return };
     let Some(e) = req.entry(k) else { return };
-    // Any response asked for, even by a request a rewind has since
-    // replaced with a shorter one, is taken.
+    // Any response asked for is taken, even one a rewind has since set to
+    // ask for again.
     let expected = e.first_psn + e.got;
     if e.wqe.opcode != WrOpcode::Read || e.done || !expected.before(high) {
         return;
