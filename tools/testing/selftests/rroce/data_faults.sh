@@ -6,7 +6,9 @@
 # every byte (rc_stream.c) and perftest writes, reads and runs atomics (16
 # outstanding); every message must arrive once and intact, and the counters
 # must show the recovery. Then the link goes dead under a running
-# ibv_rc_pingpong, which must end in an error completion, not hang.
+# ibv_rc_pingpong, which must end in an error completion, not hang; and
+# under a running ib_read_bw, whose reads must be asked again from the
+# first missing response, once per timeout, until they fail.
 #
 # The same runs on the C rdma_rxe follow, for comparison: their outcome is
 # printed, and only rroce's is tested.  VM 1 serves, VM 2 connects.
@@ -20,8 +22,8 @@ vm_main 2 "$PROG"
 rc_stream=$1
 
 require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw ib_atomic_bw tc rdma
-# VM 2, the client, also reports the dead link.
-ktap_plan $((RROCE_VM == 2 ? 8 : 7))
+# VM 2, the client, also reports the dead links.
+ktap_plan $((RROCE_VM == 2 ? 10 : 7))
 
 INTACT="^500 messages of 8192 bytes each way .*: all intact, in order, once"
 BAD_LINK="delay 1ms reorder 10% 50% loss 5% duplicate 2% corrupt 1%"
@@ -92,6 +94,59 @@ round() {
 	}
 	return 0
 }
+
+# dead_read PORT: the link dies under ib_read_bw on rroce: VM 1's responses
+# are lost from when VM 2's reads are running.
+dead_read() {
+	local port=$1 gid status server sniffer client
+	gid=$(gid_index rroce0 "$RROCE_IP4")
+	if [ "$RROCE_VM" = 1 ]; then
+		timeout 300 ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
+			>/dev/null 2>&1 &
+		server=$!
+		wait_listen $port && vm_signal dead_read
+		vm_wait dead_read.running 180 && tc qdisc add dev eth0 root netem loss 100%
+		vm_wait dead_read.done 180
+		tc qdisc del dev eth0 root
+		kill $server 2>/dev/null
+		wait $server
+		return 0
+	fi
+	vm_wait dead_read || return 1
+	python3 "$SELFTESTS_DIR/read_requests.py" eth0 200 >/tmp/reads.out &
+	sniffer=$!
+	until grep -q capturing /tmp/reads.out || ! kill -0 $sniffer 2>/dev/null; do
+		sleep 0.1
+	done
+	timeout 180 ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
+		"$(peer_ip4)" >/tmp/dead_read.out 2>&1 &
+	client=$!
+	# Reads are running once 2000 responses have come.
+	until [ "$(rdma statistic show link rroce0/1 | grep -o 'rcvd_pkts [0-9]*' | cut -d' ' -f2)" -gt 2000 ] ||
+		! kill -0 $client 2>/dev/null; do
+		sleep 0.2
+	done
+	vm_signal dead_read.running
+	wait $client
+	status=$?
+	vm_signal dead_read.done
+	kill $sniffer
+	wait $sniffer
+	grep -E "status|exceeded" /tmp/dead_read.out | sed 's/^/#   /'
+	echo "# the last read requests (PSN bytes): $(tail -n 8 /tmp/reads.out | tr '\n' ' ')"
+	[ $status != 124 ] && grep -q "status 12" /tmp/dead_read.out
+	ktap_result $? "rroce: a dead link ends ib_read_bw with RETRY_EXC_ERR, no hang"
+	# Each of the retry_cnt (7) timeouts asks again from the first missing
+	# response, and perhaps for the next chunk: the last 14 requests hold
+	# that PSN at least 7 times.
+	[ "$(tail -n 14 /tmp/reads.out | cut -d' ' -f1 | sort | uniq -c | sort -rn |
+		awk 'NR == 1 { print $1 }')" -ge 7 ] 2>/dev/null
+	ktap_result $? "rroce: the reads were asked again from the first missing response"
+}
+
+driver_up rroce && dead_read 18970
+driver_down rroce
+vm_signal unloaded.dead_read && vm_wait unloaded.dead_read 120
 
 round rroce 18950
 # rxe's results are reported, not tested: pair's failures must not count,
