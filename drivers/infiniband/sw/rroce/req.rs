@@ -220,6 +220,21 @@ impl Requester {
         self.entries.get_mut(index as usize)?.as_mut()
     }
 
+    /// The requests taken, oldest first.
+    fn taken(&self) -> impl Iterator<Item = &Entry> {
+        let mut i = self.head;
+        core::iter::from_fn(move || {
+            while i != self.next {
+                let slot = i;
+                i = self.geometry.next(i);
+                if let Some(e) = self.entries[slot as usize].as_ref() {
+                    return Some(e);
+                }
+            }
+            None
+        })
+    }
+
     /// The slot of the request that holds `psn`, among those taken.
     fn find(&self, psn: Psn) -> Option<u32> {
         let mut i = self.head;
@@ -636,7 +651,9 @@ fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
             if psn.distance_from(una) >= window {
                 break;
             }
-            if e.is_read_or_atomic() && reads_in_flight(req) >= max_rd_atomic {
+            // Asking again takes no new responder resource; asking anew does.
+            let new_read = e.is_read_or_atomic() && !psn.before(req.high);
+            if new_read && reads_in_flight(req) >= max_rd_atomic {
                 break;
             }
             if !req.outstanding_before(psn) {
@@ -667,25 +684,30 @@ impl Requester {
 
 /// Whether the request for slot `index` must wait: a LOCAL_INV until every
 /// request before it has completed, and a fenced request until the reads
-/// and atomics before it have (IBA 10.8.3.3).
+/// and atomics before it have (IBA 10.8.3.3), sent or not.
 fn fenced(req: &Requester, wqe: &SendWqe, index: u32) -> bool {
     (wqe.opcode == WrOpcode::LocalInv && req.head != index)
-        || (wqe.flags & SEND_FENCE != 0 && reads_in_flight(req) > 0)
+        || (wqe.flags & SEND_FENCE != 0 && req.taken().any(|e| e.is_read_or_atomic() && !e.done))
 }
 
-/// Reads and atomics sent and not yet answered.
+/// Read and atomic requests on the wire that the peer has not answered in
+/// full: what `max_rd_atomic` bounds. Each chunk of a read counts, as the
+/// responder holds a resource for each (the C rxe a ring of
+/// `max_dest_rd_atomic`, whose oldest a new one overwrites).
 fn reads_in_flight(req: &Requester) -> u32 {
-    let mut n = 0;
-    let mut i = req.head;
-    while i != req.next {
-        if let Some(e) = req.entries[i as usize].as_ref() {
-            if e.is_read_or_atomic() && e.sent > 0 && !e.done {
-                n += 1;
+    req.taken()
+        .filter(|e| e.is_read_or_atomic() && !e.done && e.first_psn.before(req.high))
+        .map(|e| {
+            if e.is_atomic() {
+                return 1;
             }
-        }
-        i = req.geometry.next(i);
-    }
-    n
+            // The chunks asked for, from the one that holds the first
+            // missing response.
+            let chunk = e.chunk.max(1);
+            let asked = req.high.distance_from(e.first_psn).min(e.npsn);
+            asked.div_ceil(chunk) - e.got / chunk
+        })
+        .sum()
 }
 
 fn error_wc(qp: &QpCore, wr_id: u64, opcode: WcOpcode, status: WcStatus) -> Wc {
@@ -856,6 +878,7 @@ fn lost(req: &mut Requester) {
 /// will be sent again from there.
 fn rewind(req: &mut Requester, psn: Psn) {
     let Some(k) = req.find(psn) else { return };
+    let high = req.high;
     let mut i = k;
     while i != req.next {
         if let Some(e) = req.entries[i as usize].as_mut() {
@@ -864,7 +887,9 @@ fn rewind(req: &mut Requester, psn: Psn) {
                 // fail: the C rxe, having replayed a read from some point,
                 // refuses to read from before it.
                 e.sent = e.got;
-                e.asked_again = Some(e.got);
+                if (e.first_psn + e.got).before(high) {
+                    e.asked_again = Some(e.got);
+                }
             } else if i == k && !e.is_atomic() {
                 e.sent = psn.distance_from(e.first_psn);
             } else if !e.done {
@@ -873,7 +898,13 @@ fn rewind(req: &mut Requester, psn: Psn) {
         }
         i = req.geometry.next(i);
     }
-    req.cur = k;
+    // Never forward: a request before this one may wait to be sent again
+    // from an earlier rewind (a gap in a later read, whose responses are
+    // taken meanwhile, rewinds to it).
+    let ring = req.geometry;
+    if ring.count(k, req.head) < ring.count(req.cur, req.head) {
+        req.cur = k;
+    }
     update_una(req);
 }
 
