@@ -705,7 +705,8 @@ fn reads_in_flight(req: &Requester) -> u32 {
             // missing response.
             let chunk = e.chunk.max(1);
             let asked = req.high.distance_from(e.first_psn).min(e.npsn);
-            asked.div_ceil(chunk) - e.got / chunk
+            // Saturating: a QP moved to Reset keeps its old requests.
+            asked.div_ceil(chunk).saturating_sub(e.got / chunk)
         })
         .sum()
 }
