@@ -130,7 +130,7 @@ dead_read() {
 	wait $client
 	status=$?
 	vm_signal dead_read.done
-	kill $sniffer
+	# It stops once the requests stop, having read all of them.
 	wait $sniffer
 	grep -E "status|exceeded" /tmp/dead_read.out | sed 's/^/#   /'
 	echo "# the last read requests (PSN bytes): $(tail -n 8 /tmp/reads.out | tr '\n' ' ')"
