@@ -65,9 +65,15 @@ round() {
 		wait
 	else
 		vm_wait "$drv.dead" && {
-			timeout 120 ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) -n 1000000 -s 64 \
-				"$(peer_ip4)" >/tmp/dead.out 2>&1 &
-			sleep 3
+			timeout 120 stdbuf -oL ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) \
+				-n 1000000 -s 64 "$(peer_ip4)" >/tmp/dead.out 2>&1 &
+			# Cut the link once the QPs are connected: a fixed 3 s was
+			# too short for the TCP exchange on a crowded debug kernel.
+			for i in $(seq 600); do
+				grep -q "remote address" /tmp/dead.out && break
+				sleep 0.1
+			done
+			sleep 1
 			tc qdisc add dev eth0 root netem loss 100%
 			wait $!
 			status=$?
