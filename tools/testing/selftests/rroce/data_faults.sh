@@ -69,10 +69,7 @@ round() {
 				-n 1000000 -s 64 "$(peer_ip4)" >/tmp/dead.out 2>&1 &
 			# Cut the link once the QPs are connected: a fixed 3 s was
 			# too short for the TCP exchange on a crowded debug kernel.
-			for i in $(seq 600); do
-				grep -q "remote address" /tmp/dead.out && break
-				sleep 0.1
-			done
+			wait_output /tmp/dead.out "remote address" 60 $!
 			sleep 1
 			tc qdisc add dev eth0 root netem loss 100%
 			wait $!
@@ -121,9 +118,7 @@ dead_read() {
 	vm_wait dead_read || return 1
 	python3 "$SELFTESTS_DIR/read_requests.py" eth0 200 >/tmp/reads.out &
 	sniffer=$!
-	until grep -q capturing /tmp/reads.out || ! kill -0 $sniffer 2>/dev/null; do
-		sleep 0.1
-	done
+	wait_output /tmp/reads.out capturing 60 $sniffer
 	timeout 180 ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
 		"$(peer_ip4)" >/tmp/dead_read.out 2>&1 &
 	client=$!

@@ -37,7 +37,7 @@ traffic() {
 		>/tmp/bw.c 2>&1 &
 	PIDS="$PIDS $!"
 	# Until ib_write_bw is past its setup and writing.
-	for i in $(seq 100); do grep -q '#bytes' /tmp/bw.c && return 0; sleep 0.2; done
+	wait_output /tmp/bw.c '#bytes' 20 && return 0
 	echo "# ib_write_bw did not start writing"
 	return 1
 }

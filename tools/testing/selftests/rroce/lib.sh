@@ -162,6 +162,19 @@ wait_listen() {
 	return 1
 }
 
+# wait_output FILE PATTERN SECONDS [PID]: wait until FILE, a background
+# tool's line-buffered output, matches PATTERN; false after SECONDS, or at
+# once if the tool, PID, has ended without.
+wait_output() {
+	local i
+	for i in $(seq $(($3 * 10))); do
+		grep -q "$2" "$1" && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # gid_index DEV IPV4: the index of the RoCE v2 GID of IPV4 on port 1 of DEV.
 # ib_core fills the GID table asynchronously, so this waits for it.
 gid_index() {
