@@ -271,6 +271,56 @@ u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list)
 }
 
 /*
+ * Queues a received packet, stamped with the jiffies it arrived at. Its
+ * control block is ours: the UDP tunnel has handed it over, or we built it.
+ */
+void rroce_skb_queue_stamped(struct sk_buff_head *list, struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(unsigned long) > sizeof(skb->cb));
+	*(unsigned long *)skb->cb = jiffies;
+	skb_queue_tail(list, skb);
+}
+
+/*
+ * Dequeues the oldest packet of @list and, under the same lock, records its
+ * stamp in @handling (0 if there is none): while it is being handled, it is
+ * in neither place otherwise.
+ */
+struct sk_buff *rroce_skb_dequeue_stamped(struct sk_buff_head *list,
+					  unsigned long *handling)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&list->lock, flags);
+	skb = __skb_dequeue(list);
+	*handling = skb ? *(unsigned long *)skb->cb : 0;
+	spin_unlock_irqrestore(&list->lock, flags);
+	return skb;
+}
+
+/*
+ * The stamp of the packet being handled, else of the oldest on @list, else
+ * @now: every packet that arrived before it has been handled.
+ */
+unsigned long rroce_skb_queue_oldest(struct sk_buff_head *list,
+				     const unsigned long *handling,
+				     unsigned long now)
+{
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&list->lock, flags);
+	skb = skb_peek(list);
+	if (*handling)
+		now = *handling;
+	else if (skb)
+		now = *(unsigned long *)skb->cb;
+	spin_unlock_irqrestore(&list->lock, flags);
+	return now;
+}
+
+/*
  * Work items and completion handlers.
  */
 

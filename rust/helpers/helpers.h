@@ -51,6 +51,12 @@ int rroce_skb_ip_output(struct sk_buff *skb);
 void rroce_skb_queue_head_init(struct sk_buff_head *list);
 void rroce_skb_queue_purge(struct sk_buff_head *list);
 u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list);
+void rroce_skb_queue_stamped(struct sk_buff_head *list, struct sk_buff *skb);
+struct sk_buff *rroce_skb_dequeue_stamped(struct sk_buff_head *list,
+					  unsigned long *handling);
+unsigned long rroce_skb_queue_oldest(struct sk_buff_head *list,
+				     const unsigned long *handling,
+				     unsigned long now);
 
 void rroce_init_work(struct work_struct *work, work_func_t func);
 void rroce_init_delayed_work(struct delayed_work *work, work_func_t func);

@@ -287,8 +287,12 @@ impl UserContext {
 struct Container<T: Driver> {
     ib: Opaque<bindings::ib_device>,
     registry: Arc<Registry<T>>,
-    /// Received packets waiting for `rx_work`.
+    /// Received packets waiting for `rx_work`, each stamped with the
+    /// jiffies it arrived at.
     rx_queue: Opaque<bindings::sk_buff_head>,
+    /// The stamp of the packet `rx_work` is handling, 0 between packets;
+    /// under `rx_queue`'s lock.
+    rx_handling: Opaque<usize>,
     rx_work: Opaque<bindings::work_struct>,
     /// The device's timer.
     tick: Opaque<bindings::delayed_work>,
@@ -401,8 +405,24 @@ impl<T: Driver> Device<T> {
         // SAFETY: The queue and work were initialised with the device and
         // are cancelled before it is freed; the queue takes the skb.
         unsafe {
-            bindings::skb_queue_tail(c.rx_queue.get(), skb.into_raw());
+            bindings::rroce_skb_queue_stamped(c.rx_queue.get(), skb.into_raw());
             bindings::rroce_queue_work(c.rx_work.get());
+        }
+    }
+
+    /// The receive clock, in jiffies: the time up to which every packet
+    /// received has been through [`Driver::receive`]. It is now, unless one
+    /// is being handled or waits in the backlog; then it is when the oldest
+    /// of those arrived. Timers that wait for a peer read it, so that an
+    /// answer queued behind other packets is not taken for silence.
+    pub(crate) fn rx_clock(&self) -> u64 {
+        // SAFETY: The queue was initialised with the device, and
+        // `rx_handling` is only read under its lock; reading `jiffies` has
+        // no precondition.
+        unsafe {
+            let c = self.container();
+            let now = bindings::rroce_jiffies();
+            bindings::rroce_skb_queue_oldest(c.rx_queue.get(), c.rx_handling.get(), now) as u64
         }
     }
 
@@ -743,8 +763,11 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: The device is alive while its work may run.
         let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
         for _ in 0..RX_BUDGET {
-            // SAFETY: The queue is initialised.
-            let skb = unsafe { bindings::skb_dequeue(c.rx_queue.get()) };
+            // SAFETY: The queue is initialised; `rx_handling`, zeroed with
+            // the device, is written under its lock.
+            let skb = unsafe {
+                bindings::rroce_skb_dequeue_stamped(c.rx_queue.get(), c.rx_handling.get())
+            };
             // SAFETY: Dequeued, so ours.
             let Some(mut skb) = (unsafe { SkBuff::from_raw(skb) }) else {
                 return;

@@ -439,8 +439,9 @@ impl Driver for RroceDevice {
             dev.arm_tick(1000);
             return;
         };
+        let now = dev.rx_clock();
         for qp in qps.iter() {
-            qp.tick(dev);
+            qp.tick(dev, now);
         }
     }
 }

@@ -14,7 +14,6 @@ use crate::device::{RroceDevice, PORT};
 use crate::index::IndexTable;
 use crate::kernel_ext::{
     errno::eopnotsupp,
-    jiffies,
     rdma::{
         rxe_abi::{
             CreateQpResp, RecvWqe, SendWqe, Wc, WcOpcode, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE,
@@ -420,8 +419,9 @@ impl QpCore {
         }
     }
 
-    /// The device timer fired: retransmit if the peer has been silent.
-    pub(crate) fn tick(&self, dev: &Device<RroceDevice>) {
+    /// The device timer fired at `now`, on the receive clock: retransmit if
+    /// the peer has been silent.
+    pub(crate) fn tick(&self, dev: &Device<RroceDevice>, now: u64) {
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
         if inner.dead {
@@ -429,7 +429,7 @@ impl QpCore {
         }
         match inner.attr.state {
             QpState::Rts => {
-                crate::req::tick(dev, self, inner, jiffies());
+                crate::req::tick(dev, self, inner, now);
                 // A kernel consumer's posts wait for this.
                 if self.kernel.is_some() {
                     crate::req::run(dev, self, inner);

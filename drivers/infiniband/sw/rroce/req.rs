@@ -148,8 +148,12 @@ pub(crate) struct Requester {
     /// Timeouts have stretched the retransmission timer by 2^backoff.
     backoff: u8,
     rnr_retries: u8,
-    /// When the peer last made progress, in jiffies.
-    progress_at: u64,
+    /// When the requester began to wait for the peer, in jiffies: the last
+    /// progress, or the last packet sent, whichever came later. Not the
+    /// first packet of a burst: the answer to it is asked for at the end of
+    /// the burst, which a busy requester may take longer than the timeout to
+    /// send.
+    waiting_since: u64,
     /// After an RNR NAK: when to try again.
     rnr_until: Option<u64>,
     /// A copy of a ring element.
@@ -184,7 +188,7 @@ impl Requester {
             retries: 0,
             backoff: 0,
             rnr_retries: 0,
-            progress_at: 0,
+            waiting_since: 0,
             rnr_until: None,
             scratch,
             pending: None,
@@ -656,11 +660,9 @@ fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
             if new_read && reads_in_flight(req) >= max_rd_atomic {
                 break;
             }
-            if !req.outstanding_before(psn) {
-                req.progress_at = jiffies();
-            }
         }
         send_packet(dev, qp, inner, cur, mtu);
+        inner.req.waiting_since = jiffies();
         if !rc {
             // Unacknowledged transports are done once sent.
             if let Some(e) = inner.req.entry(cur) {
@@ -673,13 +675,6 @@ fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
         }
     }
     complete_done(qp, inner);
-}
-
-impl Requester {
-    /// Whether anything before `psn` waits for an acknowledgement.
-    fn outstanding_before(&self, psn: Psn) -> bool {
-        self.una != psn
-    }
 }
 
 /// Whether the request for slot `index` must wait: a LOCAL_INV until every
@@ -835,7 +830,7 @@ fn progress(req: &mut Requester) {
     req.retries = 0;
     req.rnr_retries = 0;
     req.window = (req.window + 1).min(WINDOW);
-    req.progress_at = jiffies();
+    req.waiting_since = jiffies();
 }
 
 /// Handles an ACK: every request whose packets are all at or before `psn`
@@ -1052,7 +1047,7 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
             return;
         }
         req.rnr_until = None;
-        req.progress_at = now;
+        req.waiting_since = now;
         run(dev, qp, inner);
         return;
     }
@@ -1060,7 +1055,9 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
         return;
     }
     let limit = usecs_to_jiffies(timeout_usecs(inner.attr.timeout)) << req.backoff;
-    if now.wrapping_sub(req.progress_at) < limit {
+    // Saturating: the receive clock lags while packets wait, so it may be
+    // behind the last packet sent, or the progress one of them made.
+    if now.saturating_sub(req.waiting_since) < limit {
         return;
     }
     if req.retries >= inner.attr.retry_cnt {
@@ -1078,7 +1075,7 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     // Nor should it get a whole window to chew through again.
     lost(req);
     dev.data().count(Counter::Retransmits);
-    req.progress_at = now;
+    req.waiting_since = now;
     let una = req.una;
     rewind(req, una);
     run(dev, qp, inner);
