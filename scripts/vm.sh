@@ -111,11 +111,14 @@ qemu_command() {
 	local i=$1 mine=$2 peer=$3 console
 	local fs="security_model=none,multidevs=remap"
 	if [ -n "$shell" ]; then console=(-serial mon:stdio); else console=(-serial "file:$out/vm$i.console"); fi
+	# no_timer_check: under TCG on a busy host, the boot-time check that
+	# timer interrupts arrive can time out and panic the kernel ("IO-APIC +
+	# timer doesn't work!").
 	# shellcheck disable=SC2206
 	qemu=(qemu-system-x86_64 -name "rroce-vm$i" -machine "pc,accel=$accel" -cpu max -smp "$smp" -m "$mem" \
 		-nodefaults -no-user-config -display none -no-reboot "${console[@]}" \
 		-kernel "$bzimage" \
-		-append "console=ttyS0 loglevel=5 panic=-1 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$REPO/scripts/vm-init.sh RROCE_VM=$i RROCE_OUT=$out RROCE_SLOWDOWN=${slowdown:-1} $kparams" \
+		-append "console=ttyS0 loglevel=5 panic=-1 no_timer_check root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=1048576 ro init=$REPO/scripts/vm-init.sh RROCE_VM=$i RROCE_OUT=$out RROCE_SLOWDOWN=${slowdown:-1} $kparams" \
 		-fsdev "local,id=root,path=/,readonly=on,$fs" -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 		-fsdev "local,id=out,path=$out,$fs" -device virtio-9p-pci,fsdev=out,mount_tag=out \
 		-fsdev "local,id=modules,path=$modules,readonly=on,$fs" -device virtio-9p-pci,fsdev=modules,mount_tag=modules \
