@@ -301,6 +301,7 @@ impl Qp {
             match change.attr.state {
                 QpState::Err => qp.flush(inner),
                 QpState::Reset => {
+                    qp.discard(inner);
                     inner.req.reset(Psn::new(0));
                     inner.resp.reset(Psn::new(0));
                 }
@@ -505,9 +506,20 @@ impl QpCore {
         if inner.dead {
             return;
         }
-        let flushed = |wr_id, opcode| self.wc(wr_id, WcStatus::WrFlushErr, opcode, 0);
+        let flushed = |wr_id, opcode| Some(self.wc(wr_id, WcStatus::WrFlushErr, opcode, 0));
         crate::req::flush(self, inner, &flushed);
         crate::resp::flush(self, inner, &flushed);
+    }
+
+    /// Removes every outstanding work request without a completion, as a
+    /// move to Reset does (IBA 10.3.1): a new connection must not resend a
+    /// former one's requests, nor place its data in a former one's buffers.
+    fn discard(&self, inner: &mut QpInner) {
+        if inner.dead {
+            return;
+        }
+        crate::req::flush(self, inner, &|_, _| None);
+        crate::resp::flush(self, inner, &|_, _| None);
     }
 }
 

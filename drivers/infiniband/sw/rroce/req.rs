@@ -700,7 +700,7 @@ fn reads_in_flight(req: &Requester) -> u32 {
             // missing response.
             let chunk = e.chunk.max(1);
             let asked = req.high.distance_from(e.first_psn).min(e.npsn);
-            // Saturating: a QP moved to Reset keeps its old requests.
+            // Saturating: a new SQ PSN may set `high` back under it.
             asked.div_ceil(chunk).saturating_sub(e.got / chunk)
         })
         .sum()
@@ -1081,21 +1081,31 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     run(dev, qp, inner);
 }
 
-/// Completes every request, taken or not, with `IBV_WC_WR_FLUSH_ERR`.
-pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Wc) {
+/// Ends every request, taken or not, with the completion `flushed` makes
+/// of it, if any.
+pub(crate) fn flush(
+    qp: &QpCore,
+    inner: &mut QpInner,
+    flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>,
+) {
     let mut completions = KVec::new();
     let req = &mut inner.req;
     let pending = req.pending.take();
     while req.head != req.next {
-        if let Some(e) = req.entries[req.head as usize].take() {
-            let _ = completions.push(flushed(e.wqe.wr_id, e.wqe.opcode.wc_opcode()), GFP_KERNEL);
+        if let Some(wc) = req.entries[req.head as usize]
+            .take()
+            .and_then(|e| flushed(e.wqe.wr_id, e.wqe.opcode.wc_opcode()))
+        {
+            let _ = completions.push(wc, GFP_KERNEL);
         }
         req.head = req.geometry.next(req.head);
         qp.send_done(req.head);
     }
     // Then what was posted and not taken yet, first the one fetched.
     if let Some(w) = pending {
-        let _ = completions.push(flushed(w.wr_id, w.opcode.wc_opcode()), GFP_KERNEL);
+        if let Some(wc) = flushed(w.wr_id, w.opcode.wc_opcode()) {
+            let _ = completions.push(wc, GFP_KERNEL);
+        }
         let req = &mut inner.req;
         req.head = req.geometry.next(req.head);
         qp.send_done(req.head);
@@ -1107,7 +1117,9 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
             Fetched::Bad(wr_id) => (wr_id, WcOpcode::Send),
             Fetched::Wqe(w) => (w.wr_id, w.opcode.wc_opcode()),
         };
-        let _ = completions.push(flushed(wr_id, op), GFP_KERNEL);
+        if let Some(wc) = flushed(wr_id, op) {
+            let _ = completions.push(wc, GFP_KERNEL);
+        }
         let req = &mut inner.req;
         req.head = req.geometry.next(req.head);
         qp.send_done(req.head);

@@ -684,16 +684,25 @@ fn receive_ud(
     qp.complete_recv(inner, &wc, pkt.headers.bth.solicited);
 }
 
-/// Completes every receive request with `IBV_WC_WR_FLUSH_ERR`.
-pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Wc) {
+/// Ends every receive request with the completion `flushed` makes of it,
+/// if any.
+pub(crate) fn flush(
+    qp: &QpCore,
+    inner: &mut QpInner,
+    flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>,
+) {
     if let Some(recv) = inner.resp.recv.take() {
-        let _ = qp.recv_cq.push(&flushed(recv.wr_id, WcOpcode::Recv), false);
+        if let Some(wc) = flushed(recv.wr_id, WcOpcode::Recv) {
+            let _ = qp.recv_cq.push(&wc, false);
+        }
         consume_recv(qp, inner);
     }
     // A kernel consumer's posted requests.
     if let (Some(k), None) = (&qp.kernel, &qp.srq) {
         while let Some(wqe) = k.recv.take(&mut inner.krecv) {
-            let _ = qp.recv_cq.push(&flushed(wqe.wr_id, WcOpcode::Recv), false);
+            if let Some(wc) = flushed(wqe.wr_id, WcOpcode::Recv) {
+                let _ = qp.recv_cq.push(&wc, false);
+            }
             k.recv.completed();
         }
     }
@@ -707,7 +716,9 @@ pub(crate) fn flush(qp: &QpCore, inner: &mut QpInner, flushed: &impl Fn(u64, WcO
             Ok(()) => slot_wr_id(buf),
             Err(_) => 0,
         };
-        let _ = qp.recv_cq.push(&flushed(wr_id, WcOpcode::Recv), false);
+        if let Some(wc) = flushed(wr_id, WcOpcode::Recv) {
+            let _ = qp.recv_cq.push(&wc, false);
+        }
         consume_recv(qp, inner);
     }
 }

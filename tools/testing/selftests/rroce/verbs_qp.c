@@ -4,9 +4,9 @@
  * and UD QPs get distinct numbers and the capacities asked for, with rings
  * the provider maps (the receive ring fills to exactly its capacity); they
  * go through the state machine as IBA allows, query reports what was set,
- * and bad transitions and values are refused; oversized or unsupported
- * requests are refused; what a process leaves open is cleaned up when it
- * closes the device.
+ * bad transitions and values are refused, and a move to RESET drops what
+ * was posted; oversized or unsupported requests are refused; what a process
+ * leaves open is cleaned up when it closes the device.
  *
  * Usage: verbs_qp DEVICE.  Prints KTAP; exits 0 if every case passed.
  */
@@ -50,8 +50,8 @@ static int fill_rq(struct ibv_qp *qp, char *buf)
 	return n;
 }
 
-/* Takes an RC QP to RTS, talking to @dest_qpn at its own GID @gid. */
-static int rc_to_rts(struct ibv_qp *qp, int gid, uint32_t dest_qpn)
+/* Takes an RC QP from RESET to RTR, talking to @dest_qpn at its own GID @gid. */
+static int rc_to_rtr(struct ibv_qp *qp, int gid, uint32_t dest_qpn)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -73,12 +73,19 @@ static int rc_to_rts(struct ibv_qp *qp, int gid, uint32_t dest_qpn)
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.sgid_index = gid;
 	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_query_gid(qp->context, 1, gid, &a.ah_attr.grh.dgid) ||
-	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER))
+	return !ibv_query_gid(qp->context, 1, gid, &a.ah_attr.grh.dgid) &&
+	       !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			      IBV_QP_MIN_RNR_TIMER);
+}
+
+/* Takes an RC QP from RESET to RTS, as rc_to_rtr(). */
+static int rc_to_rts(struct ibv_qp *qp, int gid, uint32_t dest_qpn)
+{
+	struct ibv_qp_attr a = {};
+
+	if (!rc_to_rtr(qp, gid, dest_qpn))
 		return 0;
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
@@ -87,6 +94,63 @@ static int rc_to_rts(struct ibv_qp *qp, int gid, uint32_t dest_qpn)
 	a.max_rd_atomic = 4;
 	return !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Polls @cq for @secs s, or until @max completions came; returns how many. */
+static int poll_for(struct ibv_cq *cq, struct ibv_wc *wc, int max, double secs)
+{
+	double end = now() + secs;
+	int n = 0, got;
+
+	while (n < max && now() < end) {
+		got = ibv_poll_cq(cq, max - n, wc + n);
+		if (got < 0)
+			return -1;
+		n += got;
+		if (!got)
+			usleep(1000);
+	}
+	return n;
+}
+
+/*
+ * A move to RESET removes what was posted, without completions (IBA
+ * 10.3.1): the receives @rc holds, and sends posted in RTR, which the
+ * doorbell refuses but the ring keeps. Connected to itself again, @rc then
+ * carries one send to one receive, and nothing else completes.
+ */
+static int reset_discards(struct ibv_qp *rc, struct ibv_cq *cq, struct ibv_mr *mr, int gid,
+			  const union ibv_gid *gid_value)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = 16, .lkey = mr->lkey };
+	struct ibv_send_wr swr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	}, *bad_swr;
+	struct ibv_recv_wr rwr = { .wr_id = 1000, .sg_list = &sge, .num_sge = 1 }, *bad_rwr;
+	struct ibv_wc wc[8];
+	int i, n, err;
+
+	if (ibv_modify_qp(rc, &qa, IBV_QP_STATE) || !rc_to_rtr(rc, gid, rc->qp_num))
+		return 0;
+	for (i = 0; i < 3; i++) {
+		swr.wr_id = i + 1;
+		err = ibv_post_send(rc, &swr, &bad_swr);
+		printf("# send %d posted in RTR: %s\n", i + 1, strerror(err));
+	}
+	if (ibv_modify_qp(rc, &qa, IBV_QP_STATE) || !connect_rc(rc, rc->qp_num, gid_value, gid, 14, 7))
+		return 0;
+	swr.wr_id = 2000;
+	if (ibv_post_recv(rc, &rwr, &bad_rwr) || ibv_post_send(rc, &swr, &bad_swr))
+		return 0;
+	n = poll_for(cq, wc, 8, 2);
+	for (i = 0; i < n; i++)
+		printf("# completion: wr_id %llu, status %d, opcode %d\n",
+		       (unsigned long long)wc[i].wr_id, wc[i].status, wc[i].opcode);
+	/* The send's completion may come first or second. */
+	return n == 2 && wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
+	       wc[0].wr_id + wc[1].wr_id == 3000 && (wc[0].wr_id == 1000 || wc[1].wr_id == 1000);
 }
 
 /* create_fails: creating a QP with @a fails with @want (0: any errno). */
@@ -116,16 +180,18 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_mr *mr;
 	int i, ok;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..14\n");
+	printf("TAP version 13\n1..15\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
+	mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	gid = ctx ? ipv4_gid(ctx, &gid_value) : -1;
 	report(ctx && pd && cq && gid >= 0, "open the device, allocate a PD and a CQ, find an IPv4 GID");
 	if (!pd || !cq)
@@ -165,6 +231,8 @@ int main(int argc, char **argv)
 	qa.timeout = 32;
 	errno = ibv_modify_qp(rc, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT);
 	report(errno == EINVAL, "a timeout beyond 31: EINVAL");
+	report(mr && reset_discards(rc, cq, mr, gid, &gid_value),
+	       "RESET drops posted requests: the next connection sees none of them");
 	qa.qp_state = IBV_QPS_ERR;
 	report(!ibv_modify_qp(rc, &qa, IBV_QP_STATE), "RTS to ERR");
 
