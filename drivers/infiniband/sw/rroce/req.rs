@@ -30,6 +30,7 @@ use crate::proto::{
     packet::{ExtHeaders, Headers, Packet},
     psn::Psn,
     queue::Ring,
+    rtt::Rtt,
 };
 use crate::qp::{QpCore, QpInner};
 use crate::seg::Memory;
@@ -44,6 +45,9 @@ const ACK_EVERY: u32 = 64;
 /// Each timeout doubles the retransmission timer, up to 2^MAX_BACKOFF times
 /// the QP's timeout; each request that completes halves it again.
 const MAX_BACKOFF: u8 = 3;
+/// The most the peer's measured answer time may stretch the timeout to, in
+/// microseconds: a dead link still fails within `retry_cnt` times this.
+const MAX_RTT_TIMEOUT_US: u32 = 4_000_000;
 /// The most response packets one read request asks for. A large RDMA READ
 /// goes out as several requests, so that its responses, like any other
 /// packets, stay within the window instead of arriving in one burst.
@@ -154,6 +158,8 @@ pub(crate) struct Requester {
     /// the burst, which a busy requester may take longer than the timeout to
     /// send.
     waiting_since: u64,
+    /// How long the peer takes to answer.
+    rtt: Rtt,
     /// After an RNR NAK: when to try again.
     rnr_until: Option<u64>,
     /// A copy of a ring element.
@@ -189,6 +195,7 @@ impl Requester {
             backoff: 0,
             rnr_retries: 0,
             waiting_since: 0,
+            rtt: Rtt::default(),
             rnr_until: None,
             scratch,
             pending: None,
@@ -202,6 +209,7 @@ impl Requester {
         self.high = psn;
         self.backoff = 0;
         self.window = WINDOW;
+        self.rtt = Rtt::default();
     }
 
     /// Whether packets wait for the peer.
@@ -559,6 +567,9 @@ fn send_packet(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, inde
     if rc && (ends || req.noack >= (window / 2).min(ACK_EVERY)) {
         bth.ack_req = true;
         req.noack = 0;
+        if !psn.before(req.high) {
+            req.rtt.sent(psn, jiffies());
+        }
     }
     let headers = Headers { bth, ext };
     let local = &e.local;
@@ -827,10 +838,12 @@ fn update_una(req: &mut Requester) {
 /// Records that the peer made progress.
 fn progress(req: &mut Requester) {
     update_una(req);
+    let now = jiffies();
+    req.rtt.answered_before(req.una, now);
     req.retries = 0;
     req.rnr_retries = 0;
     req.window = (req.window + 1).min(WINDOW);
-    req.waiting_since = jiffies();
+    req.waiting_since = now;
 }
 
 /// Handles an ACK: every request whose packets are all at or before `psn`
@@ -874,6 +887,7 @@ fn lost(req: &mut Requester) {
 /// will be sent again from there.
 fn rewind(req: &mut Requester, psn: Psn) {
     let Some(k) = req.find(psn) else { return };
+    req.rtt.resent();
     let high = req.high;
     let mut i = k;
     while i != req.next {
@@ -1054,7 +1068,10 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     if !req.outstanding() || inner.attr.timeout == 0 || qp.qp_type != QpType::Rc {
         return;
     }
-    let limit = usecs_to_jiffies(timeout_usecs(inner.attr.timeout)) << req.backoff;
+    // The backoff stretches the QP's timeout, not the measured one: that
+    // one is already what the peer takes.
+    let limit = (usecs_to_jiffies(timeout_usecs(inner.attr.timeout)) << req.backoff)
+        .max(req.rtt.timeout(usecs_to_jiffies(MAX_RTT_TIMEOUT_US)));
     // Saturating: the receive clock lags while packets wait, so it may be
     // behind the last packet sent, or the progress one of them made.
     if now.saturating_sub(req.waiting_since) < limit {

@@ -24,4 +24,5 @@ pub(crate) mod opcode;
 pub(crate) mod packet;
 pub(crate) mod psn;
 pub(crate) mod queue;
+pub(crate) mod rtt;
 mod wire;
