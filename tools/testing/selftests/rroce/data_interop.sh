@@ -40,6 +40,8 @@ round() {
 		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$(bw_row 1048576 20)" \
 			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n 20
 	done
+	# What each side counted: retransmissions, duplicates, ...
+	rdma statistic show link $dev/1 | sed 's/^/# /'
 	driver_down $mine
 	# Both sides unloaded before the next round binds the port again.
 	vm_signal "unloaded$port" && vm_wait "unloaded$port"
