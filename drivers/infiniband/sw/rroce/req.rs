@@ -46,7 +46,7 @@ const ACK_EVERY: u32 = 64;
 /// the QP's timeout; each request that completes halves it again.
 const MAX_BACKOFF: u8 = 3;
 /// The most the peer's measured answer time may stretch the timeout to, in
-/// microseconds: a dead link still fails within `retry_cnt` times this.
+/// microseconds, so that a dead link is still found in seconds.
 const MAX_RTT_TIMEOUT_US: u32 = 4_000_000;
 /// The most response packets one read request asks for. A large RDMA READ
 /// goes out as several requests, so that its responses, like any other
