@@ -258,15 +258,8 @@ static int doorbell(struct ibv_qp *qp)
 /* Waits for the next completion on @cq. */
 static int next_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now() + WAIT_S;
-
-	do {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n)
-			return n == 1;
-		usleep(1000);
-	} while (now() < end);
+	if (poll_cq_for(cq, wc, 1, WAIT_S) == 1)
+		return 1;
 	printf("# no completion within %d s\n", WAIT_S);
 	return 0;
 }

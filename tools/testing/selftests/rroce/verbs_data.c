@@ -21,7 +21,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -155,16 +154,7 @@ static int destroy_pair(struct pair *p)
 /* Waits up to @secs for one completion on @cq. */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 {
-	double end = now() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n == 1;
-		sched_yield();
-	} while (now() < end);
-	return 0;
+	return poll_cq_for(cq, wc, 1, secs) == 1;
 }
 
 /* The next completion on @cq is @wr_id's, with @status (and @opcode if it succeeded). */

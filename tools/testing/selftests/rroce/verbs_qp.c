@@ -96,23 +96,6 @@ static int rc_to_rts(struct ibv_qp *qp, int gid, uint32_t dest_qpn)
 			      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* Polls @cq for @secs s, or until @max completions came; returns how many. */
-static int poll_for(struct ibv_cq *cq, struct ibv_wc *wc, int max, double secs)
-{
-	double end = now() + secs;
-	int n = 0, got;
-
-	while (n < max && now() < end) {
-		got = ibv_poll_cq(cq, max - n, wc + n);
-		if (got < 0)
-			return -1;
-		n += got;
-		if (!got)
-			usleep(1000);
-	}
-	return n;
-}
-
 /*
  * A move to RESET removes what was posted, without completions (IBA
  * 10.3.1): the receives @rc holds, and sends posted in RTR, which the
@@ -144,7 +127,7 @@ static int reset_discards(struct ibv_qp *rc, struct ibv_cq *cq, struct ibv_mr *m
 	swr.wr_id = 2000;
 	if (ibv_post_recv(rc, &rwr, &bad_rwr) || ibv_post_send(rc, &swr, &bad_swr))
 		return 0;
-	n = poll_for(cq, wc, 8, 2);
+	n = poll_cq_for(cq, wc, 8, 2);
 	for (i = 0; i < n; i++)
 		printf("# completion: wr_id %llu, status %d, opcode %d\n",
 		       (unsigned long long)wc[i].wr_id, wc[i].status, wc[i].opcode);

@@ -45,6 +45,26 @@ static inline double now(void)
 }
 
 /*
+ * Polls @cq for up to @secs s, until @max completions came into @wc; returns
+ * how many came, or -1 if polling failed.
+ */
+static inline int poll_cq_for(struct ibv_cq *cq, struct ibv_wc *wc, int max, double secs)
+{
+	double end = now() + secs;
+	int n = 0, got;
+
+	while (n < max && now() < end) {
+		got = ibv_poll_cq(cq, max - n, wc + n);
+		if (got < 0)
+			return -1;
+		n += got;
+		if (!got)
+			usleep(1000);
+	}
+	return n;
+}
+
+/*
  * The index of the RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d) on port 1,
  * stored in @gid. ib_core fills the table asynchronously once the device is
  * added: wait up to 5 s for it.
