@@ -36,6 +36,12 @@ pub(crate) fn usecs_to_jiffies(usecs: u32) -> u64 {
     unsafe { crate::bindings::rroce_usecs_to_jiffies(usecs) as u64 }
 }
 
+/// `j` jiffies in microseconds.
+pub(crate) fn jiffies_to_usecs(j: u64) -> u32 {
+    // SAFETY: A pure conversion.
+    unsafe { crate::bindings::jiffies_to_usecs(j as _) }
+}
+
 /// Sleeps for at least `msecs` milliseconds; process context only, as for
 /// any sleeping lock.
 pub(crate) fn msleep(msecs: u32) {

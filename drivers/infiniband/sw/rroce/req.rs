@@ -12,7 +12,7 @@
 use crate::counters::Counter;
 use crate::device::RroceDevice;
 use crate::kernel_ext::{
-    jiffies,
+    jiffies, jiffies_to_usecs,
     rdma::{
         rxe_abi::{
             slot_wr_id, SendData, SendWqe, Wc, WcOpcode, WcStatus, WrOpcode, SEND_FENCE,
@@ -160,6 +160,8 @@ pub(crate) struct Requester {
     waiting_since: u64,
     /// How long the peer takes to answer.
     rtt: Rtt,
+    /// Asked again once since the last progress, before the timeout.
+    probed: bool,
     /// After an RNR NAK: when to try again.
     rnr_until: Option<u64>,
     /// A copy of a ring element.
@@ -196,6 +198,7 @@ impl Requester {
             rnr_retries: 0,
             waiting_since: 0,
             rtt: Rtt::default(),
+            probed: false,
             rnr_until: None,
             scratch,
             pending: None,
@@ -210,6 +213,7 @@ impl Requester {
         self.backoff = 0;
         self.window = WINDOW;
         self.rtt = Rtt::default();
+        self.probed = false;
     }
 
     /// Whether packets wait for the peer.
@@ -225,7 +229,28 @@ impl Requester {
         if !self.outstanding() || attr.timeout == 0 {
             return None;
         }
-        Some(timeout_usecs(attr.timeout).clamp(1000, 1_000_000))
+        let timeout = timeout_usecs(attr.timeout);
+        let probe = match self.probe_after() {
+            Some(j) if !self.probed => jiffies_to_usecs(j),
+            _ => timeout,
+        };
+        Some(timeout.min(probe).clamp(1000, 1_000_000))
+    }
+
+    /// The timeout the peer's answer times call for, in jiffies; 0 before
+    /// any was measured.
+    fn learnt_timeout(&self) -> u64 {
+        self.rtt.timeout(usecs_to_jiffies(MAX_RTT_TIMEOUT_US))
+    }
+
+    /// The silence, in jiffies, after which to ask again before the QP's
+    /// timeout: longer than the peer takes by a tick of the clock, which
+    /// counts whole ticks. None before an answer time is measured.
+    fn probe_after(&self) -> Option<u64> {
+        match self.learnt_timeout() {
+            0 => None,
+            j => Some(j + 1),
+        }
     }
 
     fn entry(&mut self, index: u32) -> Option<&mut Entry> {
@@ -842,6 +867,7 @@ fn progress(req: &mut Requester) {
     req.rtt.answered_before(req.una, now);
     req.retries = 0;
     req.rnr_retries = 0;
+    req.probed = false;
     req.window = (req.window + 1).min(WINDOW);
     req.waiting_since = now;
 }
@@ -1071,10 +1097,19 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     // The backoff stretches the QP's timeout, not the measured one: that
     // one is already what the peer takes.
     let limit = (usecs_to_jiffies(timeout_usecs(inner.attr.timeout)) << req.backoff)
-        .max(req.rtt.timeout(usecs_to_jiffies(MAX_RTT_TIMEOUT_US)));
+        .max(req.learnt_timeout());
     // Saturating: the receive clock lags while packets wait, so it may be
     // behind the last packet sent, or the progress one of them made.
-    if now.saturating_sub(req.waiting_since) < limit {
+    let silence = now.saturating_sub(req.waiting_since);
+    if silence < limit {
+        // The last packets lost leave nothing after them to tell of the
+        // loss, and the peer silent. Once it has been silent for longer
+        // than it takes to answer, ask again, without waiting for the QP's
+        // timeout (sized for hardware) and without counting a retry.
+        if !req.probed && req.probe_after().is_some_and(|after| silence >= after) {
+            req.probed = true;
+            resend(dev, qp, inner, now);
+        }
         return;
     }
     if req.retries >= inner.attr.retry_cnt {
@@ -1091,7 +1126,13 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     req.backoff = (req.backoff + 1).min(MAX_BACKOFF);
     // Nor should it get a whole window to chew through again.
     lost(req);
+    resend(dev, qp, inner, now);
+}
+
+/// Sends again, as of `now`, from the oldest packet not acknowledged.
+fn resend(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, now: u64) {
     dev.data().count(Counter::Retransmits);
+    let req = &mut inner.req;
     req.waiting_since = now;
     let una = req.una;
     rewind(req, una);
