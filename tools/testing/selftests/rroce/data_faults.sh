@@ -53,7 +53,7 @@ round() {
 		"$(bw_row 8 500)" \
 		ib_atomic_bw -d $dev -x "$gid" -p $((port + 4)) -F -o 16 -n 500
 	tc qdisc del dev eth0 root
-	[ $drv = rroce ] && stats=$(rdma statistic show link $dev/1)
+	[ $drv = rroce ] && stats=$(link_stats $dev)
 
 	# A dead link under a running pingpong: the client's retries run out.
 	if [ "$RROCE_VM" = 1 ]; then
@@ -90,7 +90,7 @@ round() {
 	vm_signal "unloaded.$drv" && vm_wait "unloaded.$drv" 120
 	[ $drv = rroce ] && {
 		echo "# $stats"
-		counter() { sed -n "s/.* $1 \\([0-9]*\\).*/\\1/p" <<<"$stats"; }
+		counter() { stat_value $1 "$stats"; }
 		[ "$(counter drop_bad_icrc)" -gt 0 ] &&
 			[ $(($(counter retransmits) + $(counter seq_nak_rcvd) + $(counter duplicate_request))) -gt 0 ]
 		ktap_result $? "counters: $(counter drop_bad_icrc) bad ICRCs, $(counter retransmits) retransmissions, $(counter seq_nak_sent) sequence NAKs sent, $(counter duplicate_request) duplicates"
@@ -123,7 +123,7 @@ dead_read() {
 		"$(peer_ip4)" >/tmp/dead_read.out 2>&1 &
 	client=$!
 	# Reads are running once 2000 responses have come.
-	until [ "$(rdma statistic show link rroce0/1 | grep -o 'rcvd_pkts [0-9]*' | cut -d' ' -f2)" -gt 2000 ] ||
+	until [ "$(link_counter rroce0 rcvd_pkts)" -gt 2000 ] ||
 		! kill -0 $client 2>/dev/null; do
 		sleep 0.2
 	done

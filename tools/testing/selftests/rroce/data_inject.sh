@@ -28,17 +28,12 @@ PORT=18600
 # The pingpong runs as long as the injection, stretched on slow kernels.
 LIMIT=$((600 * ${RROCE_SLOWDOWN:-1}))
 
-# counter NAME: the value of rroce0's counter NAME.
-counter() {
-	rdma statistic show link rroce0/1 | grep -o "$1 [0-9]*" | cut -d' ' -f2
-}
-
 driver_up rroce
 ktap_result $? "rroce0 on eth0"
 gid=$(gid_index rroce0 "$RROCE_IP4")
 
 if [ "$RROCE_VM" = 1 ]; then
-	before=$(rdma statistic show link rroce0/1)
+	before=$(link_stats rroce0)
 	# Line-buffered, so that its QP's address is there to read at once.
 	timeout $LIMIT stdbuf -oL ibv_rc_pingpong -d rroce0 -g "$gid" -p $PORT -n 3000 -s 4096 -c \
 		>/tmp/pp.out 2>&1 &
@@ -54,18 +49,16 @@ if [ "$RROCE_VM" = 1 ]; then
 	[ $status = 0 ] && grep -Eq "$ITERS" /tmp/pp.out
 	ktap_result $? "rc_pingpong -c, server side, while packets are injected"
 	vm_wait injected $LIMIT
-	after=$(rdma statistic show link rroce0/1)
+	after=$(link_stats rroce0)
 	echo "# before: $before"
 	echo "# after:  $after"
 	drops=0
 	for c in drop_bad_icrc drop_bad_header drop_unknown_qp drop_bad_state drop_backlog; do
-		n=$(($(grep -o "$c [0-9]*" <<<"$after" | cut -d' ' -f2) -
-		     $(grep -o "$c [0-9]*" <<<"$before" | cut -d' ' -f2)))
+		n=$(($(stat_value $c "$after") - $(stat_value $c "$before")))
 		echo "# $c: +$n"
 		drops=$((drops + n))
 	done
-	dup=$(($(grep -o "duplicate_request [0-9]*" <<<"$after" | cut -d' ' -f2) +
-	       $(grep -o "out_of_seq_request [0-9]*" <<<"$after" | cut -d' ' -f2)))
+	dup=$(($(stat_value duplicate_request "$after") + $(stat_value out_of_seq_request "$after")))
 	echo "# dropped: $drops; out of window (duplicate or out of sequence): $dup"
 	# Most of what arrives is dropped whole; far PSNs are counted as
 	# requests out of the window. The virtual link may lose some.

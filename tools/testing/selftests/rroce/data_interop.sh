@@ -41,7 +41,7 @@ round() {
 			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n 20
 	done
 	# What each side counted: retransmissions, duplicates, ...
-	rdma statistic show link $dev/1 | sed 's/^/# /'
+	show_link_stats $dev
 	driver_down $mine
 	# Both sides unloaded before the next round binds the port again.
 	vm_signal "unloaded$port" && vm_wait "unloaded$port"

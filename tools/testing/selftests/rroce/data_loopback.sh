@@ -30,7 +30,7 @@ loop rc_pingpong 18900 "iters in [0-9.]+ seconds" \
 	ibv_rc_pingpong -d rroce0 -g "$gid" -p 18900 -n 200 -s 4096 -c
 loop ib_write_bw 18901 "$(bw_row 65536 200)" ib_write_bw -d rroce0 -x "$gid" -p 18901 -F -s 65536 -n 200
 # Nothing is lost in loopback: any retransmission was a timer's mistake.
-rdma statistic show link rroce0/1 | sed "s/^/# /"
+show_link_stats rroce0
 
 # Thousands of RoCE packets went by; a few stray ones (IPv6 neighbour
 # discovery, say) may have left through eth0 meanwhile.

@@ -43,7 +43,7 @@ SERVER_CHECK=. perf "$LAT" ib_read_lat -s 64 -n 100
 SERVER_CHECK=. perf "$LAT" ib_atomic_lat -n 100
 
 # How the transport fared: retransmissions, NAKs, duplicates.
-echo "# $(rdma statistic show link rroce0/1)"
+show_link_stats rroce0
 rdma link delete rroce0 && rmmod rroce
 ktap_result $? "delete the device and unload"
 ktap_finish

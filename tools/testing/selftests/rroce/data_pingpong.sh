@@ -24,9 +24,9 @@ pair rc_pingpong_v6 18517 "$ITERS" \
 	ibv_rc_pingpong -d rroce0 -g "$gid6" -p 18517 -n 200 -s 10000 -c
 
 # The counters saw the traffic, and no packet with a bad ICRC.
-stats=$(rdma statistic show link rroce0/1)
+stats=$(link_stats rroce0)
 echo "# $stats"
-counter() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"$stats"; }
+counter() { stat_value $1 "$stats"; }
 [ "$(counter sent_pkts)" -gt 600 ] && [ "$(counter rcvd_pkts)" -gt 600 ] &&
 	[ "$(counter drop_bad_icrc)" = 0 ]
 ktap_result $? "rdma statistic: $(counter sent_pkts) packets sent, $(counter rcvd_pkts) received, none with a bad ICRC"

@@ -45,9 +45,9 @@ traffic() {
 # moving DEV: the device's packet counter grows over two seconds.
 moving() {
 	local a b
-	a=$(rdma statistic show link "$1"/1 | grep -o 'rcvd_pkts [0-9]*' | cut -d' ' -f2)
+	a=$(link_counter "$1" rcvd_pkts)
 	sleep 2
-	b=$(rdma statistic show link "$1"/1 | grep -o 'rcvd_pkts [0-9]*' | cut -d' ' -f2)
+	b=$(link_counter "$1" rcvd_pkts)
 	echo "# $1: $((b - a)) packets received in 2 s"
 	[ "$b" -gt "$a" ]
 }

@@ -196,6 +196,15 @@ gid_wait() {
 	return 1
 }
 
+# link_stats DEV: DEV's counters, on one line as `rdma statistic` prints them.
+link_stats() { rdma statistic show link "$1"/1; }
+# stat_value NAME STATS: the counter NAME in STATS, a link_stats line.
+stat_value() { grep -o " $1 [0-9]*" <<<"$2" | cut -d' ' -f3; }
+# link_counter DEV NAME: DEV's counter NAME now.
+link_counter() { stat_value "$2" "$(link_stats "$1")"; }
+# show_link_stats DEV: DEV's counters, as a comment in the test's output.
+show_link_stats() { echo "# $(link_stats "$1")"; }
+
 # bw_row BYTES ITERS: a perftest bandwidth result row for BYTES-byte messages
 # and all ITERS iterations, printed only once every one of them completed
 # successfully.  The figures after them are not checked: perftest derives
