@@ -230,7 +230,7 @@ impl Requester {
             return None;
         }
         let timeout = timeout_usecs(attr.timeout);
-        let probe = match self.probe_after() {
+        let probe = match self.probe_after(timeout) {
             Some(j) if !self.probed => jiffies_to_usecs(j),
             _ => timeout,
         };
@@ -244,12 +244,14 @@ impl Requester {
     }
 
     /// The silence, in jiffies, after which to ask again before the QP's
-    /// timeout: longer than the peer takes by a tick of the clock, which
-    /// counts whole ticks. None before an answer time is measured.
-    fn probe_after(&self) -> Option<u64> {
+    /// timeout of `timeout_us`: longer than the peer takes by a tick of the
+    /// clock, which counts whole ticks, and at least half the timeout, as a
+    /// peer that answers within a tick may still stall for several (a VM
+    /// whose host is busy). None before an answer time is measured.
+    fn probe_after(&self, timeout_us: u32) -> Option<u64> {
         match self.learnt_timeout() {
             0 => None,
-            j => Some(j + 1),
+            j => Some((j + 1).max(usecs_to_jiffies(timeout_us / 2))),
         }
     }
 
@@ -1104,9 +1106,10 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     if silence < limit {
         // The last packets lost leave nothing after them to tell of the
         // loss, and the peer silent. Once it has been silent for longer
-        // than it takes to answer, ask again, without waiting for the QP's
-        // timeout (sized for hardware) and without counting a retry.
-        if !req.probed && req.probe_after().is_some_and(|after| silence >= after) {
+        // than it takes to answer, ask again, without waiting for the whole
+        // of the QP's timeout and without counting a retry.
+        let after = req.probe_after(timeout_usecs(inner.attr.timeout));
+        if !req.probed && after.is_some_and(|after| silence >= after) {
             req.probed = true;
             resend(dev, qp, inner, now);
         }
