@@ -230,10 +230,7 @@ impl Requester {
             return None;
         }
         let timeout = timeout_usecs(attr.timeout);
-        let probe = match self.probe_after(timeout) {
-            Some(j) if !self.probed => jiffies_to_usecs(j),
-            _ => timeout,
-        };
+        let probe = self.probe_after(timeout).map_or(timeout, jiffies_to_usecs);
         Some(timeout.min(probe).clamp(1000, 1_000_000))
     }
 
@@ -247,8 +244,12 @@ impl Requester {
     /// timeout of `timeout_us`: longer than the peer takes by a tick of the
     /// clock, which counts whole ticks, and at least half the timeout, as a
     /// peer that answers within a tick may still stall for several (a VM
-    /// whose host is busy). None before an answer time is measured.
+    /// whose host is busy). None before an answer time is measured, or
+    /// once asked again since the last progress.
     fn probe_after(&self, timeout_us: u32) -> Option<u64> {
+        if self.probed {
+            return None;
+        }
         match self.learnt_timeout() {
             0 => None,
             j => Some((j + 1).max(usecs_to_jiffies(timeout_us / 2))),
@@ -1098,8 +1099,8 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
     }
     // The backoff stretches the QP's timeout, not the measured one: that
     // one is already what the peer takes.
-    let limit = (usecs_to_jiffies(timeout_usecs(inner.attr.timeout)) << req.backoff)
-        .max(req.learnt_timeout());
+    let timeout_us = timeout_usecs(inner.attr.timeout);
+    let limit = (usecs_to_jiffies(timeout_us) << req.backoff).max(req.learnt_timeout());
     // Saturating: the receive clock lags while packets wait, so it may be
     // behind the last packet sent, or the progress one of them made.
     let silence = now.saturating_sub(req.waiting_since);
@@ -1108,8 +1109,10 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
         // loss, and the peer silent. Once it has been silent for longer
         // than it takes to answer, ask again, without waiting for the whole
         // of the QP's timeout and without counting a retry.
-        let after = req.probe_after(timeout_usecs(inner.attr.timeout));
-        if !req.probed && after.is_some_and(|after| silence >= after) {
+        if req
+            .probe_after(timeout_us)
+            .is_some_and(|after| silence >= after)
+        {
             req.probed = true;
             resend(dev, qp, inner, now);
         }
