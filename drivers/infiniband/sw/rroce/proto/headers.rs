@@ -7,24 +7,10 @@
 //! both big-endian as on the wire. Reserved bits are ignored on parse and
 //! written as zero, as IBA asks of both sides.
 
-use super::opcode::Opcode;
+use super::opcode::{Ext, Opcode, BTH_LEN};
 use super::psn::Psn;
+pub(crate) use super::wire::HeaderError;
 use super::wire::{Reader, Writer};
-
-/// Why a header could not be parsed or written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HeaderError {
-    /// The bytes, or the buffer, end before the header does.
-    Truncated,
-    /// The BTH opcode is not one rroce supports.
-    UnknownOpcode(u8),
-    /// The BTH transport header version is not 0.
-    Version(u8),
-    /// The AETH syndrome is reserved by IBA.
-    Syndrome(u8),
-    /// A value to be written does not fit its field.
-    Range,
-}
 
 /// A fixed-size transport header.
 pub(crate) trait Header: Sized {
@@ -109,7 +95,7 @@ impl Bth {
 }
 
 impl Header for Bth {
-    const LEN: usize = 12;
+    const LEN: usize = BTH_LEN;
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         let mut r = Reader::new(bytes);
@@ -175,7 +161,7 @@ pub(crate) struct Reth {
 }
 
 impl Header for Reth {
-    const LEN: usize = 16;
+    const LEN: usize = Ext::RETH.wire_len();
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         let mut r = Reader::new(bytes);
@@ -278,7 +264,7 @@ pub(crate) struct Aeth {
 }
 
 impl Header for Aeth {
-    const LEN: usize = 4;
+    const LEN: usize = Ext::AETH.wire_len();
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         let word = Reader::new(bytes).u32()?;
@@ -310,7 +296,7 @@ pub(crate) struct AtomicEth {
 }
 
 impl Header for AtomicEth {
-    const LEN: usize = 28;
+    const LEN: usize = Ext::ATOMIC_ETH.wire_len();
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         let mut r = Reader::new(bytes);
@@ -339,7 +325,7 @@ pub(crate) struct AtomicAckEth {
 }
 
 impl Header for AtomicAckEth {
-    const LEN: usize = 8;
+    const LEN: usize = Ext::ATOMIC_ACK_ETH.wire_len();
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         Ok(Self {
@@ -364,7 +350,7 @@ pub(crate) struct ImmDt {
 }
 
 impl Header for ImmDt {
-    const LEN: usize = 4;
+    const LEN: usize = Ext::IMM_DT.wire_len();
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         Ok(Self {
@@ -385,7 +371,7 @@ pub(crate) struct Ieth {
 }
 
 impl Header for Ieth {
-    const LEN: usize = 4;
+    const LEN: usize = Ext::IETH.wire_len();
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         Ok(Self {
@@ -408,7 +394,7 @@ pub(crate) struct Deth {
 }
 
 impl Header for Deth {
-    const LEN: usize = 8;
+    const LEN: usize = Ext::DETH.wire_len();
 
     fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
         let mut r = Reader::new(bytes);

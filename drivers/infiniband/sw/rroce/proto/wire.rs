@@ -6,7 +6,20 @@
 //! so a header's layout is the sequence of its fields and no code carries
 //! byte offsets. Running off the end is an error, never a panic.
 
-use super::headers::HeaderError;
+/// Why a header could not be parsed or written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HeaderError {
+    /// The bytes, or the buffer, end before the header does.
+    Truncated,
+    /// The BTH opcode is not one rroce supports.
+    UnknownOpcode(u8),
+    /// The BTH transport header version is not 0.
+    Version(u8),
+    /// The AETH syndrome is reserved by IBA.
+    Syndrome(u8),
+    /// A value to be written does not fit its field.
+    Range,
+}
 
 /// `bytes.split_at_checked(at)`, which the kernel's minimum rustc (1.78)
 /// lacks: the first `at` bytes and the rest, or `None` if there are fewer.
