@@ -5,8 +5,9 @@
 //!
 //! Everything a QP does happens under its one lock, from three places: the
 //! doorbell (a POST_SEND system call), the receive work (packets for it),
-//! and the device timer (retransmission). The requester side lives in
-//! `req.rs`, the responder side in `resp.rs`.
+//! and the device timer (retransmission). The send side lives in
+//! `send_queue.rs`, `requester.rs` and `completer.rs`, the responder side in
+//! `resp.rs`.
 
 use crate::counters::Counter;
 use crate::cq::CqCore;
@@ -31,9 +32,9 @@ use crate::proto::{
     packet::{Headers, Packet},
     psn::Psn,
 };
-use crate::req::Requester;
 use crate::resp::Responder;
 use crate::ring::UserRing;
+use crate::send_queue::SendQueue;
 use crate::srq::{Srq, SrqCore};
 use crate::xmit;
 use kernel::{
@@ -113,7 +114,7 @@ pub(crate) struct QpInner {
     pub(crate) av: Av,
     /// Destroyed: nothing may touch the rings or CQs any more.
     pub(crate) dead: bool,
-    pub(crate) req: Requester,
+    pub(crate) send: SendQueue,
     pub(crate) resp: Responder,
     /// A kernel QP's posted requests, taken off their queues.
     pub(crate) ksend: Fifo<SendWqe>,
@@ -171,7 +172,7 @@ impl Qp {
             Some(sq) => sq.geometry(),
             None => Ring::new(caps.max_send_wr.max(1), MIN_ELEM_SIZE).ok_or(EINVAL)?,
         };
-        let req = Requester::new(geometry, sq.is_some())?;
+        let send = SendQueue::new(geometry, sq.is_some())?;
         let resp = Responder::new(rq.as_ref().map_or(0, |rq| rq.geometry().elem_size()))?;
         let qpn = if init.qp_type == QpType::Gsi {
             if dev.data().qp_map().get(GSI_QPN).is_some() {
@@ -207,7 +208,7 @@ impl Qp {
                     attr: QpAttr::default(),
                     av: Av::default(),
                     dead: false,
-                    req,
+                    send,
                     resp,
                     ksend: Fifo::new(),
                     krecv: Fifo::new(),
@@ -295,14 +296,14 @@ impl Qp {
             inner.resp.reset(Psn::new(change.attr.rq_psn));
         }
         if change.mask.has(QpMask::SQ_PSN) {
-            inner.req.reset(Psn::new(change.attr.sq_psn));
+            inner.send.reset(Psn::new(change.attr.sq_psn));
         }
         if change.mask.has(QpMask::STATE) {
             match change.attr.state {
                 QpState::Err => qp.flush(inner),
                 QpState::Reset => {
                     qp.discard(inner);
-                    inner.req.reset(Psn::new(0));
+                    inner.send.reset(Psn::new(0));
                     inner.resp.reset(Psn::new(0));
                 }
                 QpState::Rts => qp.run(dev, inner),
@@ -392,14 +393,14 @@ impl QpCore {
     /// Runs the send queue, unless the QP is gone.
     fn run(&self, dev: &Device<RroceDevice>, inner: &mut QpInner) {
         if !inner.dead {
-            crate::req::run(dev, self, inner);
+            crate::requester::run(dev, self, inner);
             self.arm_timer(dev, inner);
         }
     }
 
     /// Arms the device timer if the requester waits for the peer.
     fn arm_timer(&self, dev: &Device<RroceDevice>, inner: &QpInner) {
-        if let Some(us) = inner.req.timer_usecs(&inner.attr) {
+        if let Some(us) = inner.send.timer_usecs(inner.attr.timeout) {
             dev.arm_tick(us);
         }
     }
@@ -415,7 +416,9 @@ impl QpCore {
         if pkt.headers.bth.opcode.is_request() {
             crate::resp::receive(dev, self, inner, pkt, ip);
         } else {
-            crate::req::receive_response(dev, self, inner, pkt);
+            if crate::completer::receive_response(dev, self, inner, pkt) {
+                crate::requester::run(dev, self, inner);
+            }
             self.arm_timer(dev, inner);
         }
     }
@@ -430,10 +433,12 @@ impl QpCore {
         }
         match inner.attr.state {
             QpState::Rts => {
-                crate::req::tick(dev, self, inner, now);
+                if crate::completer::tick(dev, self, inner, now) {
+                    crate::requester::run(dev, self, inner);
+                }
                 // A kernel consumer's posts wait for this.
                 if self.kernel.is_some() {
-                    crate::req::run(dev, self, inner);
+                    crate::requester::run(dev, self, inner);
                 }
                 self.arm_timer(dev, inner);
             }
@@ -507,7 +512,7 @@ impl QpCore {
             return;
         }
         let flushed = |wr_id, opcode| Some(self.wc(wr_id, WcStatus::WrFlushErr, opcode, 0));
-        crate::req::flush(self, inner, &flushed);
+        crate::completer::flush(self, inner, &flushed);
         crate::resp::flush(self, inner, &flushed);
     }
 
@@ -518,7 +523,7 @@ impl QpCore {
         if inner.dead {
             return;
         }
-        crate::req::flush(self, inner, &|_, _| None);
+        crate::completer::flush(self, inner, &|_, _| None);
         crate::resp::flush(self, inner, &|_, _| None);
     }
 }

@@ -18,6 +18,7 @@ mod bindings;
 mod kernel_ext;
 
 mod ah;
+mod completer;
 mod counters;
 mod cq;
 mod device;
@@ -31,10 +32,11 @@ mod netdev;
 #[allow(dead_code)]
 mod proto;
 mod qp;
-mod req;
+mod requester;
 mod resp;
 mod ring;
 mod seg;
+mod send_queue;
 mod srq;
 mod udp;
 mod xmit;

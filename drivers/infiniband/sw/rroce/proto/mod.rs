@@ -25,4 +25,5 @@ pub(crate) mod packet;
 pub(crate) mod psn;
 pub(crate) mod queue;
 pub(crate) mod rtt;
+pub(crate) mod window;
 mod wire;

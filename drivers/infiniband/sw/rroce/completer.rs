@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The completer: turns the peer's responses (ACKs, NAKs, read and atomic
+//! responses) and its silence into send completions, in posting order.
+//!
+//! The send window decides what a response or a timeout means; the
+//! completer places what a read or an atomic returns, writes completions,
+//! and fails a request, and the QP with it, when the peer or the timer says
+//! so. It never sends: it tells its caller when the requester should run.
+
+use crate::counters::Counter;
+use crate::device::RroceDevice;
+use crate::kernel_ext::{
+    jiffies,
+    rdma::{
+        rxe_abi::{Wc, WcOpcode, WcStatus, SEND_SIGNALED},
+        Device, QpState, QpType,
+    },
+};
+use crate::proto::{
+    headers::{NakCode, Syndrome},
+    opcode::Operation,
+    packet::Packet,
+    window::{ReadResponse, RnrNak, Timer},
+};
+use crate::qp::{QpCore, QpInner};
+use crate::send_queue::{fetch, Entry, Fetched, Jiffies};
+use kernel::prelude::*;
+
+/// Handles a response packet from the peer; returns whether the requester
+/// should run, as the response made room or asks for packets again.
+pub(crate) fn receive_response(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    pkt: &Packet<'_>,
+) -> bool {
+    if qp.qp_type != QpType::Rc || inner.attr.state != QpState::Rts {
+        return false;
+    }
+    let psn = pkt.headers.bth.psn;
+    if !inner.send.window.expects(psn) {
+        return false;
+    }
+    let now = jiffies();
+    match pkt.headers.bth.opcode.operation() {
+        Operation::Ack => {
+            let Some(aeth) = pkt.headers.ext.aeth else {
+                return false;
+            };
+            let window = &mut inner.send.window;
+            match aeth.syndrome {
+                Syndrome::Ack { .. } => window.ack(psn, now),
+                Syndrome::RnrNak { timer } => {
+                    dev.data().count(Counter::RnrNakRcvd);
+                    let limit = inner.attr.rnr_retry;
+                    if let RnrNak::Exceeded(slot) = window.rnr_nak(psn, timer, limit, now, &Jiffies)
+                    {
+                        dev.data().count(Counter::RnrRetryExceeded);
+                        if let Some(k) = slot {
+                            fail(qp, inner, k, WcStatus::RnrRetryExcErr);
+                        }
+                        return false;
+                    }
+                }
+                Syndrome::Nak(NakCode::PsnSequenceError) => {
+                    dev.data().count(Counter::SeqNakRcvd);
+                    window.seq_nak(psn, now);
+                }
+                Syndrome::Nak(code) => {
+                    if let Some(k) = window.fatal_nak(psn, now) {
+                        let status = match code {
+                            NakCode::RemoteAccessError => WcStatus::RemAccessErr,
+                            NakCode::RemoteOperationalError => WcStatus::RemOpErr,
+                            _ => WcStatus::RemInvReqErr,
+                        };
+                        fail(qp, inner, k, status);
+                        return false;
+                    }
+                }
+            }
+        }
+        Operation::ReadResponse => read_response(qp, inner, pkt, now),
+        Operation::AtomicAck => atomic_ack(qp, inner, pkt, now),
+        _ => return false,
+    }
+    complete_done(qp, inner);
+    true
+}
+
+/// Places a read response's data, if it is the one the read expects next.
+fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
+    let mtu = qp.mtu(inner);
+    let window = &mut inner.send.window;
+    let payload = pkt.payload;
+    match window.read_response(pkt.headers.bth.psn, payload.len(), mtu) {
+        ReadResponse::Ignore => {}
+        ReadResponse::Place { slot, at, last } => {
+            let placed = payload.is_empty()
+                || window
+                    .get(slot)
+                    .is_some_and(|e| e.local.scatter(at, payload).is_ok());
+            if placed {
+                window.read_placed(slot, last, now);
+            } else {
+                fail(qp, inner, slot, WcStatus::BadRespErr);
+            }
+        }
+        ReadResponse::Bad { slot } => fail(qp, inner, slot, WcStatus::BadRespErr),
+    }
+}
+
+/// Places an atomic's original value.
+fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
+    let Some(ack) = pkt.headers.ext.atomic_ack else {
+        return;
+    };
+    let window = &mut inner.send.window;
+    let Some(slot) = window.atomic_ack(pkt.headers.bth.psn) else {
+        return;
+    };
+    let orig = ack.orig.to_ne_bytes();
+    if window
+        .get(slot)
+        .is_some_and(|e| e.local.scatter(0, &orig).is_ok())
+    {
+        window.atomic_done(slot, now);
+    } else {
+        fail(qp, inner, slot, WcStatus::LocProtErr);
+    }
+}
+
+/// The device timer fired at `now`: resend after a silence, and give up
+/// with `IBV_WC_RETRY_EXC_ERR` after `retry_cnt` tries. Returns whether the
+/// requester should run.
+pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, now: u64) -> bool {
+    // Only RC waits for the peer, or is told to wait by it.
+    if qp.qp_type != QpType::Rc {
+        return false;
+    }
+    let (timeout, retry_cnt) = (inner.attr.timeout, inner.attr.retry_cnt);
+    match inner.send.window.tick(now, timeout, retry_cnt, &Jiffies) {
+        Timer::Idle => false,
+        Timer::RnrDone => true,
+        Timer::Probe | Timer::Retry => {
+            dev.data().count(Counter::Retransmits);
+            true
+        }
+        Timer::GiveUp => {
+            dev.data().count(Counter::RetryExceeded);
+            let head = inner.send.window.head();
+            fail(qp, inner, head, WcStatus::RetryExcErr);
+            false
+        }
+    }
+}
+
+/// A completion of `qp`'s that failed with `status`.
+pub(crate) fn error_wc(qp: &QpCore, wr_id: u64, opcode: WcOpcode, status: WcStatus) -> Wc {
+    qp.wc(wr_id, status, opcode, 0)
+}
+
+/// Completes, in order, the requests that are done.
+pub(crate) fn complete_done(qp: &QpCore, inner: &mut QpInner) {
+    while let Some(e) = inner.send.window.pop_done() {
+        qp.send_done(inner.send.window.head());
+        complete_entry(qp, inner, &e, WcStatus::Success);
+    }
+}
+
+/// Reports a request that left the queue with `status`: always in error,
+/// and when it succeeded only if it was signalled.
+fn complete_entry(qp: &QpCore, inner: &mut QpInner, e: &Entry, status: WcStatus) {
+    let ok = status == WcStatus::Success;
+    if ok && e.wqe.flags & SEND_SIGNALED == 0 && !qp.sq_sig_all {
+        return;
+    }
+    let wc = Wc {
+        byte_len: if ok { e.wqe.length } else { 0 },
+        ..error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status)
+    };
+    qp.complete_send(inner, &wc, false);
+}
+
+/// Completes the requests before slot `index` that are not done with
+/// `IBV_WC_WR_FLUSH_ERR`, in order: the one at `index` failed, and
+/// completions come in posting order.
+pub(crate) fn flush_before(qp: &QpCore, inner: &mut QpInner, index: u32) {
+    while let Some(taken) = inner.send.window.pop_before(index) {
+        qp.send_done(inner.send.window.head());
+        let Some(e) = taken else { continue };
+        // A bind or invalidation behind a read took effect: say so.
+        let status = if e.track.is_done() {
+            WcStatus::Success
+        } else {
+            WcStatus::WrFlushErr
+        };
+        complete_entry(qp, inner, &e, status);
+    }
+}
+
+/// Ends the request at `index` with `status`; the QP enters the error state.
+fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
+    complete_done(qp, inner);
+    flush_before(qp, inner, index);
+    if let Some(e) = inner.send.window.remove_failed(index) {
+        qp.send_done(inner.send.window.head());
+        let wc = error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status);
+        qp.complete_send(inner, &wc, false);
+    }
+    qp.enter_error(inner);
+}
+
+/// Ends every request, taken or not, with the completion `flushed` makes
+/// of it, if any.
+pub(crate) fn flush(
+    qp: &QpCore,
+    inner: &mut QpInner,
+    flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>,
+) {
+    let mut completions = KVec::new();
+    let mut add = |wr_id, op| {
+        if let Some(wc) = flushed(wr_id, op) {
+            let _ = completions.push(wc, GFP_KERNEL);
+        }
+    };
+    let pending = inner.send.pending.take();
+    while let Some(taken) = inner.send.window.pop() {
+        qp.send_done(inner.send.window.head());
+        if let Some(e) = taken {
+            add(e.wqe.wr_id, e.wqe.opcode.wc_opcode());
+        }
+    }
+    // Then what was posted and not taken yet, first the one fetched.
+    if let Some(w) = pending {
+        add(w.wr_id, w.opcode.wc_opcode());
+        qp.send_done(inner.send.window.skip_untaken());
+    }
+    loop {
+        let head = inner.send.window.head();
+        match fetch(qp, inner, head) {
+            Fetched::Empty => break,
+            Fetched::Bad(wr_id) => add(wr_id, WcOpcode::Send),
+            Fetched::Wqe(w) => add(w.wr_id, w.opcode.wc_opcode()),
+        }
+        qp.send_done(inner.send.window.skip_untaken());
+    }
+    inner.send.window.flushed();
+    for wc in completions.iter() {
+        // A full CQ loses the flush completions; the QP is already in error.
+        let _ = qp.send_cq.push(wc, false);
+    }
+}

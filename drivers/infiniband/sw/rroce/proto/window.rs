@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester's window: which work requests have packets in flight, what
+//! the peer has acknowledged, and when to send again.
+//!
+//! [`SendWindow`] keeps the work requests a QP has taken from its send queue,
+//! by slot, each with its [`Track`]: the PSNs it was given and how far it
+//! got. Going back to a PSN means finding the request that holds it and
+//! sending again from that packet, so a retransmission needs nothing else.
+//!
+//! Everything here is a function of its arguments: the time comes in as
+//! `now` (the caller's ticks, jiffies in the kernel) with a [`Clock`] to
+//! convert microseconds, and the methods say what to do rather than do it.
+//! The requester and completer build packets and completions around it.
+//!
+//! Loss is found three ways: a sequence NAK, a gap in read responses, and
+//! the peer's silence. Each halves the window ([`SendWindow::lost`]); each
+//! response that makes progress opens it by one again. A silence longer than
+//! the QP's timeout is a retry, which counts against `retry_cnt` and backs
+//! the timer off; a silence longer than the peer usually takes to answer is
+//! a probe, sent once per progress and not counted.
+//!
+//! This file holds the window and how requests enter and leave it;
+//! `window/response.rs` what the peer's responses mean for it, and
+//! `window/timer.rs` loss, rewinds and the timer.
+
+use super::psn::Psn;
+use super::queue::Ring;
+use super::rtt::Rtt;
+use core::ops::DerefMut;
+
+/// Unacknowledged packets a QP may have in flight.
+pub(crate) const WINDOW: u32 = 128;
+/// What losses may shrink a QP's window to.
+const MIN_WINDOW: u32 = 8;
+/// Packets between two that ask for an ACK, as the C rxe.
+const ACK_EVERY: u32 = 64;
+/// Each timeout doubles the retransmission timer, up to 2^MAX_BACKOFF times
+/// the QP's timeout; each request that completes halves it again.
+const MAX_BACKOFF: u8 = 3;
+/// The most the peer's measured answer time may stretch the timeout to, in
+/// microseconds, so that a dead link is still found in seconds.
+const MAX_RTT_TIMEOUT_US: u32 = 4_000_000;
+/// The most response packets one read request asks for. A large RDMA READ
+/// goes out as several requests, so that its responses, like any other
+/// packets, stay within the window instead of arriving in one burst.
+const READ_CHUNK: u32 = WINDOW / 2;
+/// The RNR retry count that means "retry for ever" (IBA 9.7.5.2.8).
+const RNR_RETRY_FOREVER: u8 = 7;
+
+/// Converts between microseconds and the ticks `now` is counted in.
+pub(crate) trait Clock {
+    /// `usecs` in ticks, rounded up.
+    fn usecs_to_ticks(&self, usecs: u32) -> u64;
+    /// `ticks` in microseconds.
+    fn ticks_to_usecs(&self, ticks: u64) -> u32;
+}
+
+/// What a work request's PSNs stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A SEND or WRITE: its request packets, which ACKs answer. Also a
+    /// local operation, which has no PSN and is done when taken.
+    Data,
+    /// An RDMA READ: its response packets, which one request asks for per
+    /// chunk.
+    Read,
+    /// An atomic: its one request, which an atomic ACK answers.
+    Atomic,
+}
+
+/// A work request's place in the PSN space, and how far it got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Track {
+    kind: Kind,
+    /// The message length in bytes.
+    length: u32,
+    first_psn: Psn,
+    /// PSNs it uses: its packets, or for a read its response packets.
+    npsn: u32,
+    /// Request packets sent (an atomic has one); for a read, the response
+    /// packets asked for.
+    sent: u32,
+    /// Packets of a SEND or WRITE the peer acknowledged.
+    acked: u32,
+    /// Read response packets received.
+    got: u32,
+    /// For a read, the response packets one request asks for: set when it
+    /// is first sent, from the window then, and kept, so that a request
+    /// sent again asks for part of one sent before, never more.
+    chunk: u32,
+    /// A read asked again from this response, after a gap or a timeout:
+    /// until it moves on, a later response is no news.
+    asked_again: Option<u32>,
+    done: bool,
+}
+
+impl Track {
+    /// A request of `kind` and `length` bytes, in packets of `mtu` bytes,
+    /// starting at `first_psn`.
+    pub(crate) fn new(kind: Kind, length: u32, mtu: u32, first_psn: Psn) -> Self {
+        let npsn = match kind {
+            Kind::Atomic => 1,
+            Kind::Data | Kind::Read => length.div_ceil(mtu.max(1)).max(1),
+        };
+        Self {
+            kind,
+            length,
+            first_psn,
+            npsn,
+            sent: 0,
+            acked: 0,
+            got: 0,
+            chunk: 0,
+            asked_again: None,
+            done: false,
+        }
+    }
+
+    /// A local operation at `psn`, carried out when taken: it uses no PSN
+    /// and is done, so it completes once the requests before it have.
+    pub(crate) fn local(psn: Psn) -> Self {
+        Self {
+            npsn: 0,
+            done: true,
+            ..Self::new(Kind::Data, 0, 1, psn)
+        }
+    }
+
+    /// What the request's PSNs stand for.
+    pub(crate) fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The PSNs it uses.
+    pub(crate) fn npsn(&self) -> u32 {
+        self.npsn
+    }
+
+    /// Packets sent (for a read, response packets asked for).
+    pub(crate) fn sent(&self) -> u32 {
+        self.sent
+    }
+
+    /// Whether it is done and may complete.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn is_read_or_atomic(&self) -> bool {
+        self.kind != Kind::Data
+    }
+
+    /// What `sent` counts up to.
+    fn request_packets(&self) -> u32 {
+        if self.kind == Kind::Atomic {
+            1
+        } else {
+            self.npsn
+        }
+    }
+
+    fn holds(&self, psn: Psn) -> bool {
+        psn.distance_from(self.first_psn) < self.npsn
+    }
+
+    /// The PSN of the next request packet.
+    pub(crate) fn next_psn(&self) -> Psn {
+        self.first_psn + self.sent
+    }
+
+    /// The PSN of its last packet; for a local operation, which has none,
+    /// the one before `first_psn`.
+    fn last_psn(&self) -> Psn {
+        self.first_psn + self.npsn.wrapping_sub(1)
+    }
+
+    /// The response packets the next request of a read asks for: up to the
+    /// end of its chunk, so that a request sent again after a loss asks for
+    /// part of what one earlier request asked for, never more, as responders
+    /// expect. Nor less: the responder may have lost that earlier one and
+    /// taken this one as new, and it must hold any request sent again after
+    /// it too.
+    fn read_chunk(&self) -> u32 {
+        (self.chunk - self.sent % self.chunk).min(self.npsn - self.sent)
+    }
+}
+
+/// The next packet to send for the request in a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NextPacket {
+    /// Its PSN.
+    pub(crate) psn: Psn,
+    /// Which of the request's packets it is (for a read, the first
+    /// response packet it asks for).
+    pub(crate) n: u32,
+    /// For a read: how many response packets it asks for.
+    pub(crate) responses: u32,
+}
+
+/// What the requester does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Take the next request from the send queue: all taken were sent.
+    Take,
+    /// Send the next packet of the request in this slot.
+    Send(u32),
+    /// Wait for the peer, or for room in the queue.
+    Wait,
+}
+
+/// What the timer found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Nothing to do.
+    Idle,
+    /// An RNR wait ended: send again.
+    RnrDone,
+    /// The peer was silent longer than it takes: sent again from the
+    /// oldest unacknowledged packet, without counting a retry.
+    Probe,
+    /// The timeout passed: sent again, as a retry.
+    Retry,
+    /// The timeout passed once more than `retry_cnt` allows.
+    GiveUp,
+}
+
+/// What a read response packet means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReadResponse {
+    /// Nothing: not the next one, not asked for, or the read is done.
+    Ignore,
+    /// The read in `slot` expects it: its payload goes at byte `at` of the
+    /// read's memory, then [`SendWindow::read_placed`].
+    Place { slot: u32, at: usize, last: bool },
+    /// The read in `slot` expects it but its length is wrong.
+    Bad { slot: u32 },
+}
+
+/// What an RNR NAK means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RnrNak {
+    /// Wait, then send again from the PSN it named.
+    Wait,
+    /// `rnr_retry` is exhausted: the request in the slot, if any, fails.
+    Exceeded(Option<u32>),
+}
+
+/// The requester's window over the work requests taken from a send queue.
+///
+/// `S` holds one optional entry per send queue slot; each entry carries
+/// its [`Track`].
+pub(crate) struct SendWindow<S> {
+    /// Taken work requests, by send queue slot.
+    slots: S,
+    ring: Ring,
+    /// The oldest request not yet completed: the consumer index.
+    head: u32,
+    /// The request being sent.
+    cur: u32,
+    /// The next slot to take a request into.
+    next: u32,
+    /// The PSN of the next request.
+    psn: Psn,
+    /// The oldest PSN not acknowledged.
+    una: Psn,
+    /// The PSN after the last one ever sent: a rewind sends some again,
+    /// but the peer may acknowledge any before this one.
+    high: Psn,
+    /// Unacknowledged packets allowed in flight: WINDOW at first, halved
+    /// by each loss, one more with each response that makes progress.
+    window: u32,
+    /// Packets sent since one asked for an ACK.
+    noack: u32,
+    /// Retransmissions since the last progress.
+    retries: u8,
+    /// Timeouts have stretched the retransmission timer by 2^backoff.
+    backoff: u8,
+    rnr_retries: u8,
+    /// When the requester began to wait for the peer: the last progress,
+    /// or the last packet sent, whichever came later. Not the first packet
+    /// of a burst: the answer to it is asked for at the end of the burst,
+    /// which a busy requester may take longer than the timeout to send.
+    waiting_since: u64,
+    /// How long the peer takes to answer.
+    rtt: Rtt,
+    /// Asked again once since the last progress, before the timeout.
+    probed: bool,
+    /// After an RNR NAK: when to try again.
+    rnr_until: Option<u64>,
+}
+
+impl<E, S> SendWindow<S>
+where
+    E: AsRef<Track> + AsMut<Track>,
+    S: DerefMut<Target = [Option<E>]>,
+{
+    /// The window over a send queue of geometry `ring`, whose entries go in
+    /// `slots`, one for each slot of the ring, all empty.
+    pub(crate) fn new(slots: S, ring: Ring) -> Self {
+        Self {
+            slots,
+            ring,
+            head: 0,
+            cur: 0,
+            next: 0,
+            psn: Psn::new(0),
+            una: Psn::new(0),
+            high: Psn::new(0),
+            window: WINDOW,
+            noack: 0,
+            retries: 0,
+            backoff: 0,
+            rnr_retries: 0,
+            waiting_since: 0,
+            rtt: Rtt::default(),
+            probed: false,
+            rnr_until: None,
+        }
+    }
+
+    /// Starts the send PSNs at `psn` (modify with `IB_QP_SQ_PSN`).
+    pub(crate) fn reset(&mut self, psn: Psn) {
+        self.psn = psn;
+        self.una = psn;
+        self.high = psn;
+        self.backoff = 0;
+        self.window = WINDOW;
+        self.rtt = Rtt::default();
+        self.probed = false;
+    }
+
+    /// The oldest request not completed: the send queue's consumer index.
+    pub(crate) fn head(&self) -> u32 {
+        self.head
+    }
+
+    /// The slot the next request is taken into.
+    pub(crate) fn next_slot(&self) -> u32 {
+        self.next
+    }
+
+    /// The PSN the next request taken starts at.
+    pub(crate) fn next_psn(&self) -> Psn {
+        self.psn
+    }
+
+    /// Whether an RNR NAK holds the requester back.
+    pub(crate) fn rnr_waiting(&self) -> bool {
+        self.rnr_until.is_some()
+    }
+
+    /// The entry in slot `index`, if any.
+    pub(crate) fn get(&self, index: u32) -> Option<&E> {
+        self.slots.get(index as usize)?.as_ref()
+    }
+
+    /// The entry in slot `index`, if any, to change.
+    pub(crate) fn get_mut(&mut self, index: u32) -> Option<&mut E> {
+        self.slots.get_mut(index as usize)?.as_mut()
+    }
+
+    fn track<'a>(&'a mut self, index: u32) -> Option<&'a mut Track>
+    where
+        E: 'a,
+    {
+        self.get_mut(index).map(|e| e.as_mut())
+    }
+
+    /// Whether packets wait for the peer.
+    fn outstanding(&self) -> bool {
+        self.una != self.psn
+    }
+
+    /// Takes `e` into the next slot, which [`Next::Take`] said is free;
+    /// `e`'s track starts at [`SendWindow::next_psn`].
+    pub(crate) fn admit(&mut self, e: E) {
+        let index = self.next;
+        let npsn = e.as_ref().npsn;
+        if let Some(slot) = self.slots.get_mut(index as usize) {
+            *slot = Some(e);
+            self.psn = self.psn + npsn;
+            self.next = self.ring.next(index);
+        }
+    }
+
+    /// The requests taken, oldest first.
+    fn taken<'a>(&'a self) -> impl Iterator<Item = &'a Track>
+    where
+        E: 'a,
+    {
+        let mut i = self.head;
+        core::iter::from_fn(move || {
+            while i != self.next {
+                let slot = i;
+                i = self.ring.next(i);
+                if let Some(e) = self.get(slot) {
+                    return Some(e.as_ref());
+                }
+            }
+            None
+        })
+    }
+
+    /// The slot of the request that holds `psn`, among those taken.
+    pub(crate) fn find(&self, psn: Psn) -> Option<u32> {
+        let mut i = self.head;
+        while i != self.next {
+            if self.get(i).is_some_and(|e| e.as_ref().holds(psn)) {
+                return Some(i);
+            }
+            i = self.ring.next(i);
+        }
+        None
+    }
+
+    /// Whether a read or atomic taken has not been answered: what a fenced
+    /// request waits for (IBA 10.8.3.3).
+    pub(crate) fn reads_pending(&self) -> bool {
+        self.taken().any(|t| t.is_read_or_atomic() && !t.done)
+    }
+
+    /// Read and atomic requests on the wire that the peer has not answered in
+    /// full: what `max_rd_atomic` bounds. Each chunk of a read counts, as the
+    /// responder holds a resource for each (the C rxe a ring of
+    /// `max_dest_rd_atomic`, whose oldest a new one overwrites).
+    fn reads_in_flight(&self) -> u32 {
+        let high = self.high;
+        self.taken()
+            .filter(|t| t.is_read_or_atomic() && !t.done && t.first_psn.before(high))
+            .map(|t| {
+                if t.kind == Kind::Atomic {
+                    return 1;
+                }
+                // The chunks asked for, from the one that holds the first
+                // missing response.
+                let chunk = t.chunk.max(1);
+                let asked = high.distance_from(t.first_psn).min(t.npsn);
+                // Saturating: a new SQ PSN may set `high` back under it.
+                asked.div_ceil(chunk).saturating_sub(t.got / chunk)
+            })
+            .sum()
+    }
+
+    // Sending.
+
+    /// What the requester does next: take a request, send the next packet
+    /// of the one in a slot (on RC within the window, and for a new read or
+    /// atomic within `max_rd_atomic`), or wait.
+    pub(crate) fn next_to_send(&mut self, rc: bool, max_rd_atomic: u32) -> Next {
+        loop {
+            let cur = self.cur;
+            if cur == self.next {
+                // The ring may be full of requests not yet completed.
+                return match self.get(cur) {
+                    None => Next::Take,
+                    Some(_) => Next::Wait,
+                };
+            }
+            let Some(t) = self.get(cur).map(|e| e.as_ref()) else {
+                return Next::Wait;
+            };
+            if t.sent >= t.request_packets() {
+                self.cur = self.ring.next(cur);
+                continue;
+            }
+            if rc {
+                let psn = t.next_psn();
+                if psn.distance_from(self.una) >= self.window {
+                    return Next::Wait;
+                }
+                // Asking again takes no new responder resource; asking
+                // anew does.
+                let new_read = t.is_read_or_atomic() && !psn.before(self.high);
+                if new_read && self.reads_in_flight() >= max_rd_atomic {
+                    return Next::Wait;
+                }
+            }
+            return Next::Send(cur);
+        }
+    }
+
+    /// The next packet of the request in slot `index`. For a read this
+    /// fixes its chunk, from the window, the first time.
+    pub(crate) fn next_packet(&mut self, index: u32) -> Option<NextPacket> {
+        let window = self.window;
+        let t = self.track(index)?;
+        let mut responses = 1;
+        if t.kind == Kind::Read {
+            if t.chunk == 0 {
+                t.chunk = (window / 2).clamp(1, READ_CHUNK);
+            }
+            responses = t.read_chunk();
+        }
+        let n = if t.kind == Kind::Atomic { 0 } else { t.sent };
+        Some(NextPacket {
+            psn: t.first_psn + n,
+            n,
+            responses,
+        })
+    }
+
+    /// Whether a packet at `psn` asks for an ACK: the last of a message
+    /// (`ends`), or on RC one after enough unacknowledged ones. Counts it
+    /// as sent at `now`, for the answer time, if it is new.
+    pub(crate) fn ack_req(&mut self, rc: bool, ends: bool, psn: Psn, now: u64) -> bool {
+        self.noack += 1;
+        // A window shrunk below 2 * ACK_EVERY would otherwise fill before
+        // the peer is asked for the ACK that opens it again.
+        if !rc || !(ends || self.noack >= (self.window / 2).min(ACK_EVERY)) {
+            return false;
+        }
+        self.noack = 0;
+        if !psn.before(self.high) {
+            self.rtt.sent(psn, now);
+        }
+        true
+    }
+
+    /// The packet [`SendWindow::next_packet`] described for slot `index`
+    /// went out at `now`. An unreliable transport is done with it once
+    /// sent.
+    pub(crate) fn sent(&mut self, index: u32, p: NextPacket, rc: bool, now: u64) {
+        let Some(t) = self.track(index) else { return };
+        t.sent += p.responses;
+        let end = t.next_psn();
+        if !rc && t.sent >= t.npsn {
+            t.done = true;
+        }
+        if end.after(self.high) {
+            self.high = end;
+        }
+        self.waiting_since = now;
+        if !rc {
+            self.una = self.psn;
+        }
+    }
+
+    // Completing.
+
+    /// Takes the oldest request if it is done, to complete it.
+    pub(crate) fn pop_done(&mut self) -> Option<E> {
+        let head = self.head;
+        if head == self.next || !self.get(head)?.as_ref().done {
+            return None;
+        }
+        let e = self.slots[head as usize].take()?;
+        if self.cur == head {
+            self.cur = self.ring.next(head);
+        }
+        self.head = self.ring.next(head);
+        // Not straight back to the QP's timeout on the first response
+        // after one: a peer that was too slow for it may still be, and what
+        // arrives may answer the requests that timed out. A request done
+        // shows the peer keeping up.
+        self.backoff = self.backoff.saturating_sub(1);
+        Some(e)
+    }
+
+    /// Takes the oldest request, done or not, unless none is left:
+    /// `Some(None)` for a slot that was empty.
+    pub(crate) fn pop(&mut self) -> Option<Option<E>> {
+        let head = self.head;
+        if head == self.next {
+            return None;
+        }
+        let e = self.slots.get_mut(head as usize).and_then(|e| e.take());
+        self.head = self.ring.next(head);
+        Some(e)
+    }
+
+    /// As [`SendWindow::pop`], but not the request in slot `until`.
+    pub(crate) fn pop_before(&mut self, until: u32) -> Option<Option<E>> {
+        if self.head == until {
+            return None;
+        }
+        self.pop()
+    }
+
+    /// Takes the request in slot `index`, which failed, once those before
+    /// it are gone; sending resumes after it.
+    pub(crate) fn remove_failed(&mut self, index: u32) -> Option<E> {
+        let e = self.slots.get_mut(index as usize)?.take()?;
+        self.head = self.ring.next(index);
+        self.cur = self.head;
+        Some(e)
+    }
+
+    /// A request that could not be taken into slot `index` failed, after
+    /// those before it were flushed: the queue goes on after it.
+    pub(crate) fn skip_failed(&mut self, index: u32) {
+        self.head = self.ring.next(index);
+        self.cur = self.head;
+        self.next = self.head;
+    }
+
+    /// Moves the consumer index past a request that was never taken, as a
+    /// flush does; returns the new index.
+    pub(crate) fn skip_untaken(&mut self) -> u32 {
+        self.head = self.ring.next(self.head);
+        self.head
+    }
+
+    /// Every request is gone: nothing is in flight or waits.
+    pub(crate) fn flushed(&mut self) {
+        self.cur = self.head;
+        self.next = self.head;
+        self.rnr_until = None;
+        self.update_una();
+    }
+
+    /// Marks the requests before `until` done: a later response
+    /// acknowledges them. Stops at a read or atomic still waiting for its
+    /// answer.
+    fn ack_before(&mut self, until: u32) {
+        let mut i = self.head;
+        while i != until {
+            if let Some(t) = self.track(i) {
+                if t.is_read_or_atomic() && !t.done {
+                    return;
+                }
+                t.acked = t.npsn;
+                t.done = true;
+            }
+            i = self.ring.next(i);
+        }
+    }
+
+    /// The oldest PSN not acknowledged: in the first request not done.
+    fn update_una(&mut self) {
+        let una = self.taken().find(|t| !t.done).map(|t| {
+            let n = if t.kind == Kind::Read { t.got } else { t.acked };
+            t.first_psn + n
+        });
+        self.una = una.unwrap_or(self.psn);
+    }
+
+    /// Records that the peer made progress, at `now`.
+    fn progress(&mut self, now: u64) {
+        self.update_una();
+        self.rtt.answered_before(self.una, now);
+        self.retries = 0;
+        self.rnr_retries = 0;
+        self.probed = false;
+        self.window = (self.window + 1).min(WINDOW);
+        self.waiting_since = now;
+    }
+}
+
+mod response;
+#[cfg(test)]
+mod tests;
+mod timer;

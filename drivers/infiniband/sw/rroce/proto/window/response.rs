@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the peer's responses mean for the send window: ACKs and NAKs,
+//! read responses and atomic ACKs.
+
+use super::super::psn::Psn;
+use super::{Clock, Kind, ReadResponse, RnrNak, SendWindow, Track, RNR_RETRY_FOREVER};
+use core::ops::DerefMut;
+
+/// The RNR NAK timer code's delay in microseconds (IBA table 45).
+fn rnr_usecs(code: u8) -> u32 {
+    const TABLE: [u32; 32] = [
+        655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+        5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122_880, 163_840, 245_760,
+        327_680, 491_520,
+    ];
+    TABLE[(code & 31) as usize]
+}
+
+impl<E, S> SendWindow<S>
+where
+    E: AsRef<Track> + AsMut<Track>,
+    S: DerefMut<Target = [Option<E>]>,
+{
+    /// Whether `psn` is one sent and not yet acknowledged: only such a
+    /// response means anything.
+    pub(crate) fn expects(&self, psn: Psn) -> bool {
+        psn.distance_from(self.una) < self.high.distance_from(self.una)
+    }
+
+    /// Handles an ACK of `psn` at `now`: every request whose packets are
+    /// all at or before it is done, up to the first read or atomic still
+    /// waiting for its answer.
+    pub(crate) fn ack(&mut self, psn: Psn, now: u64) {
+        let mut i = self.head;
+        while i != self.next {
+            let Some(t) = self.track(i) else { break };
+            if t.is_read_or_atomic() {
+                if !t.done {
+                    break;
+                }
+            } else if !t.last_psn().after(psn) {
+                // Even if a rewind has it to send again: all of it arrived.
+                t.sent = t.npsn;
+                t.acked = t.npsn;
+                t.done = true;
+            } else {
+                if t.holds(psn) {
+                    t.acked = t.acked.max(psn.distance_from(t.first_psn) + 1);
+                    // Nor is what arrived sent again.
+                    t.sent = t.sent.max(t.acked);
+                }
+                break;
+            }
+            i = self.ring.next(i);
+        }
+        self.progress(now);
+    }
+
+    /// A NAK of `psn` at `now` acknowledges the packets before it.
+    fn nak(&mut self, psn: Psn, now: u64) {
+        self.ack(psn + Psn::MASK, now);
+    }
+
+    /// A sequence NAK of `psn` at `now`: the packets from it on were lost,
+    /// send them again.
+    pub(crate) fn seq_nak(&mut self, psn: Psn, now: u64) {
+        self.nak(psn, now);
+        self.lost();
+        self.rewind(psn);
+    }
+
+    /// A NAK of `psn` at `now` that ends the request holding it: returns
+    /// its slot, if any.
+    pub(crate) fn fatal_nak(&mut self, psn: Psn, now: u64) -> Option<u32> {
+        self.nak(psn, now);
+        self.find(psn)
+    }
+
+    /// An RNR NAK of `psn` with timer code `timer`, at `now`, on a QP that
+    /// retries `rnr_retry` times.
+    pub(crate) fn rnr_nak(
+        &mut self,
+        psn: Psn,
+        timer: u8,
+        rnr_retry: u8,
+        now: u64,
+        clock: &impl Clock,
+    ) -> RnrNak {
+        self.nak(psn, now);
+        self.rnr_retries = self.rnr_retries.saturating_add(1);
+        if rnr_retry != RNR_RETRY_FOREVER && self.rnr_retries > rnr_retry {
+            return RnrNak::Exceeded(self.find(psn));
+        }
+        self.rewind(psn);
+        self.rnr_until = Some(now + clock.usecs_to_ticks(rnr_usecs(timer)));
+        RnrNak::Wait
+    }
+
+    /// A read response at `psn` with `len` bytes of payload, on a path of
+    /// `mtu` bytes: what to do with it.
+    pub(crate) fn read_response(&mut self, psn: Psn, len: usize, mtu: u32) -> ReadResponse {
+        let high = self.high;
+        let Some(k) = self.find(psn) else {
+            return ReadResponse::Ignore;
+        };
+        let Some(t) = self.track(k) else {
+            return ReadResponse::Ignore;
+        };
+        // Any response asked for is taken, even one a rewind has since set
+        // to ask for again.
+        let expected = t.first_psn + t.got;
+        if t.kind != Kind::Read || t.done || !expected.before(high) {
+            return ReadResponse::Ignore;
+        }
+        // Only the next response is taken. A later one means the next was
+        // lost: ask again from there at once, rather than after a transport
+        // timeout, as a sequence NAK does for writes; unless that was done.
+        if psn != expected {
+            if psn.after(expected) && t.asked_again != Some(t.got) {
+                self.lost();
+                self.rewind(expected);
+            }
+            return ReadResponse::Ignore;
+        }
+        // Each request's responses end with a Last, the read's last one
+        // with its last byte; every other packet is full.
+        let at = (t.got * mtu) as usize;
+        let length = t.length as usize;
+        let last = at + len == length;
+        if (last || len == mtu as usize) && at + len <= length {
+            ReadResponse::Place { slot: k, at, last }
+        } else {
+            ReadResponse::Bad { slot: k }
+        }
+    }
+
+    /// The response [`SendWindow::read_response`] said to place in slot
+    /// `index` was placed, at `now`.
+    pub(crate) fn read_placed(&mut self, index: u32, last: bool, now: u64) {
+        let Some(t) = self.track(index) else { return };
+        t.got += 1;
+        t.sent = t.sent.max(t.got);
+        if last {
+            t.done = true;
+            t.acked = t.npsn;
+        }
+        self.ack_before(index);
+        self.progress(now);
+    }
+
+    /// The slot of the atomic an atomic ACK at `psn` answers, if it waits
+    /// for one.
+    pub(crate) fn atomic_ack(&self, psn: Psn) -> Option<u32> {
+        let k = self.find(psn)?;
+        let t = self.get(k)?.as_ref();
+        (t.kind == Kind::Atomic && !t.done && t.sent != 0).then_some(k)
+    }
+
+    /// The atomic in slot `index` has its answer, at `now`.
+    pub(crate) fn atomic_done(&mut self, index: u32, now: u64) {
+        let Some(t) = self.track(index) else { return };
+        t.done = true;
+        self.ack_before(index);
+        self.progress(now);
+    }
+}

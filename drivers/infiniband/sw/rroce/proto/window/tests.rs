@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host tests of the send window: loss, rewind, probe, backoff, and the
+//! read retries that the debug kernel once found the hard way.
+
+use super::timer::timeout_usecs;
+use super::*;
+use std::vec::Vec;
+
+const MTU: u32 = 1024;
+
+/// One tick per millisecond, as a kernel with HZ=1000.
+struct Ms;
+
+impl Clock for Ms {
+    fn usecs_to_ticks(&self, usecs: u32) -> u64 {
+        u64::from(usecs.div_ceil(1000))
+    }
+    fn ticks_to_usecs(&self, ticks: u64) -> u32 {
+        (ticks * 1000) as u32
+    }
+}
+
+#[derive(Debug)]
+struct Wr(Track);
+
+impl AsRef<Track> for Wr {
+    fn as_ref(&self) -> &Track {
+        &self.0
+    }
+}
+
+impl AsMut<Track> for Wr {
+    fn as_mut(&mut self) -> &mut Track {
+        &mut self.0
+    }
+}
+
+type Window = SendWindow<Vec<Option<Wr>>>;
+
+fn window(slots: u32) -> Window {
+    let ring = Ring::new(slots - 1, 64).unwrap();
+    let mut v = Vec::new();
+    v.resize_with(slots as usize, || None);
+    SendWindow::new(v, ring)
+}
+
+/// Takes a request of `kind` and `length` bytes once those before it
+/// are sent, as the requester does.
+fn post(w: &mut Window, kind: Kind, length: u32) -> u32 {
+    send_all(w, 0);
+    assert_eq!(w.next_to_send(true, 16), Next::Take);
+    let slot = w.next_slot();
+    w.admit(Wr(Track::new(kind, length, MTU, w.next_psn())));
+    slot
+}
+
+/// Sends what the window allows at `now`, taking nothing new; returns
+/// the PSNs sent and whether each asked for an ACK.
+fn send_all(w: &mut Window, now: u64) -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    while let Next::Send(slot) = w.next_to_send(true, 16) {
+        let p = w.next_packet(slot).unwrap();
+        let t = w.get(slot).unwrap().as_ref();
+        let ends = t.kind() != Kind::Data || p.n + 1 == t.npsn();
+        out.push((p.psn.get(), w.ack_req(true, ends, p.psn, now)));
+        w.sent(slot, p, true, now);
+    }
+    out
+}
+
+fn psns(sent: &[(u32, bool)]) -> Vec<u32> {
+    sent.iter().map(|&(psn, _)| psn).collect()
+}
+
+fn done(w: &mut Window) -> usize {
+    core::iter::from_fn(|| w.pop_done()).count()
+}
+
+#[test]
+fn acks_complete_in_order() {
+    let mut w = window(8);
+    for _ in 0..3 {
+        post(&mut w, Kind::Data, 2 * MTU);
+    }
+    // The last packet of each message asks for an ACK.
+    assert_eq!(send_all(&mut w, 0), [(4, false), (5, true)]);
+    // An ACK in the middle of the second completes only the first.
+    w.ack(Psn::new(2), 1);
+    assert_eq!(done(&mut w), 1);
+    assert!(w.expects(Psn::new(3)));
+    w.ack(Psn::new(5), 2);
+    assert_eq!(done(&mut w), 2);
+    assert!(!w.expects(Psn::new(5)));
+    assert_eq!(w.timer_usecs(14, &Ms), None);
+}
+
+#[test]
+fn window_bounds_what_is_in_flight() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, 300 * MTU);
+    let sent = send_all(&mut w, 0);
+    assert_eq!(sent.len(), WINDOW as usize);
+    // Every ACK_EVERY-th packet asks for an ACK, to open the window.
+    assert_eq!(sent.iter().filter(|&&(_, ack)| ack).count(), 2);
+    w.ack(Psn::new(9), 1);
+    // Ten acknowledged: ten more go, as the window is at its widest.
+    assert_eq!(send_all(&mut w, 1).len(), 10);
+}
+
+#[test]
+fn sequence_nak_rewinds_and_halves_the_window() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, 300 * MTU);
+    send_all(&mut w, 0);
+    w.seq_nak(Psn::new(4), 1);
+    // Four acknowledged; sent again from the fifth, within half the
+    // window, which the NAK's progress opened by one.
+    let again = send_all(&mut w, 1);
+    assert_eq!(again.first().map(|s| s.0), Some(4));
+    assert_eq!(again.len(), (WINDOW + 1) as usize / 2);
+}
+
+#[test]
+fn losses_never_shrink_the_window_below_its_floor() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, 300 * MTU);
+    send_all(&mut w, 0);
+    for _ in 0..10 {
+        w.seq_nak(Psn::new(0), 1);
+    }
+    assert_eq!(send_all(&mut w, 1).len(), MIN_WINDOW as usize);
+}
+
+#[test]
+fn timeouts_retry_back_off_then_give_up() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 100);
+    // Timeout code 14: 67.1 ms, 68 ticks.
+    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(limit, 68);
+    assert_eq!(w.timer_usecs(14, &Ms), Some(timeout_usecs(14)));
+    assert_eq!(w.tick(100 + limit - 1, 14, 2, &Ms), Timer::Idle);
+    let mut now = 100 + limit;
+    assert_eq!(w.tick(now, 14, 2, &Ms), Timer::Retry);
+    assert_eq!(psns(&send_all(&mut w, now)), [0]);
+    // The second timeout is twice as long.
+    assert_eq!(w.tick(now + limit, 14, 2, &Ms), Timer::Idle);
+    now += 2 * limit;
+    assert_eq!(w.tick(now, 14, 2, &Ms), Timer::Retry);
+    send_all(&mut w, now);
+    now += 4 * limit;
+    assert_eq!(w.tick(now, 14, 2, &Ms), Timer::GiveUp);
+}
+
+#[test]
+fn backoff_is_capped_and_unwinds_as_requests_complete() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
+    let mut now = 0;
+    for n in 0..5 {
+        now += limit << (n as u8).min(MAX_BACKOFF);
+        assert_eq!(w.tick(now, 14, 7, &Ms), Timer::Retry, "timeout {n}");
+        send_all(&mut w, now);
+    }
+    assert_eq!(w.backoff, MAX_BACKOFF);
+    w.ack(Psn::new(0), now);
+    assert_eq!(done(&mut w), 1);
+    assert_eq!(w.backoff, MAX_BACKOFF - 1);
+}
+
+#[test]
+fn a_silent_peer_is_probed_once_per_progress() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    // The peer answers in 2 ticks: the learnt timeout is 6.
+    w.ack(Psn::new(0), 2);
+    done(&mut w);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 10);
+    // Half the timeout, 34 ticks, is the floor.
+    let half = Ms.usecs_to_ticks(timeout_usecs(14) / 2);
+    assert_eq!(w.timer_usecs(14, &Ms), Some(half as u32 * 1000));
+    assert_eq!(w.tick(10 + half - 1, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(w.tick(10 + half, 14, 0, &Ms), Timer::Probe);
+    assert_eq!(psns(&send_all(&mut w, 10 + half)), [1]);
+    // Once only: then the timeout decides, not counting the probe.
+    assert_eq!(w.tick(10 + 2 * half, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(w.timer_usecs(14, &Ms), Some(timeout_usecs(14)));
+    assert_eq!(w.tick(10 + 3 * half, 14, 0, &Ms), Timer::GiveUp);
+}
+
+#[test]
+fn no_probe_before_an_answer_time_is_known() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(w.tick(limit - 1, 14, 1, &Ms), Timer::Idle);
+}
+
+#[test]
+fn a_slow_peer_stretches_the_timeout() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    // An answer after 100 ticks: the learnt timeout is 300.
+    w.ack(Psn::new(0), 100);
+    done(&mut w);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 100);
+    // Not the QP's 68 ticks: the peer's 300.
+    assert_eq!(w.tick(100 + 299, 14, 1, &Ms), Timer::Idle);
+    assert_eq!(w.tick(100 + 300, 14, 1, &Ms), Timer::Retry);
+}
+
+#[test]
+fn rnr_nak_waits_then_resends() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    // The second was not received: the first was.
+    assert_eq!(w.rnr_nak(Psn::new(1), 13, 3, 10, &Ms), RnrNak::Wait);
+    assert_eq!(done(&mut w), 1);
+    assert!(w.rnr_waiting());
+    assert_eq!(w.timer_usecs(14, &Ms), Some(1000));
+    // Code 13: 960 us, one tick.
+    assert_eq!(w.tick(10, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(w.tick(11, 14, 0, &Ms), Timer::RnrDone);
+    assert_eq!(psns(&send_all(&mut w, 11)), [1]);
+}
+
+#[test]
+fn a_fatal_nak_names_the_request_and_acknowledges_those_before() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    let second = post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    assert_eq!(w.fatal_nak(Psn::new(1), 1), Some(second));
+    assert_eq!(done(&mut w), 1);
+    assert!(w.remove_failed(second).is_some());
+    assert!(w.pop().is_none());
+}
+
+#[test]
+fn read_responses_are_placed_in_order() {
+    let mut w = window(8);
+    let slot = post(&mut w, Kind::Read, 3 * MTU - 100);
+    let sent = send_all(&mut w, 0);
+    // One request for all three responses, asking for an ACK.
+    assert_eq!(sent, [(0, true)]);
+    for (psn, len, last) in [(0, MTU, false), (1, MTU, false), (2, MTU - 100, true)] {
+        let at = (psn * MTU) as usize;
+        let r = w.read_response(Psn::new(psn), len as usize, MTU);
+        assert_eq!(r, ReadResponse::Place { slot, at, last });
+        w.read_placed(slot, last, 1);
+    }
+    assert_eq!(done(&mut w), 1);
+}
+
+#[test]
+fn a_read_response_of_the_wrong_length_is_bad() {
+    let mut w = window(8);
+    let slot = post(&mut w, Kind::Read, 2 * MTU);
+    send_all(&mut w, 0);
+    let r = w.read_response(Psn::new(0), MTU as usize - 1, MTU);
+    assert_eq!(r, ReadResponse::Bad { slot });
+    // The last one may be short, but not longer than the read.
+    let r = w.read_response(Psn::new(0), MTU as usize, MTU);
+    assert!(matches!(r, ReadResponse::Place { last: false, .. }));
+    w.read_placed(slot, false, 0);
+    let r = w.read_response(Psn::new(1), MTU as usize + 1, MTU);
+    assert_eq!(r, ReadResponse::Bad { slot });
+}
+
+#[test]
+fn a_gap_in_read_responses_asks_again_once() {
+    let mut w = window(8);
+    let slot = post(&mut w, Kind::Read, 8 * MTU);
+    send_all(&mut w, 0);
+    let r = w.read_response(Psn::new(0), MTU as usize, MTU);
+    assert!(matches!(r, ReadResponse::Place { .. }));
+    w.read_placed(slot, false, 1);
+    // Response 1 lost: 2 shows it, and the read asks again from 1 for
+    // the rest of its chunk.
+    assert_eq!(
+        w.read_response(Psn::new(2), MTU as usize, MTU),
+        ReadResponse::Ignore
+    );
+    let p = w.next_packet(slot).unwrap();
+    assert_eq!((p.psn.get(), p.responses), (1, 7));
+    assert_eq!(send_all(&mut w, 1), [(1, true)]);
+    // The rest of the first answer tells nothing new.
+    for psn in 3..8 {
+        let r = w.read_response(Psn::new(psn), MTU as usize, MTU);
+        assert_eq!(r, ReadResponse::Ignore);
+    }
+    assert_eq!(w.next_to_send(true, 16), Next::Take);
+    assert_eq!(w.window, WINDOW / 2);
+}
+
+#[test]
+fn a_read_asked_again_keeps_its_chunks() {
+    // The window is 128: a 200-packet read goes as chunks of 64.
+    let mut w = window(8);
+    let slot = post(&mut w, Kind::Read, 200 * MTU);
+    let asks: Vec<_> = send_all(&mut w, 0).iter().map(|&(psn, _)| psn).collect();
+    // Two requests fill the window.
+    assert_eq!(asks, [0, 64]);
+    for psn in 0..10 {
+        assert!(matches!(
+            w.read_response(Psn::new(psn), MTU as usize, MTU),
+            ReadResponse::Place { .. }
+        ));
+        w.read_placed(slot, false, 1);
+    }
+    // A timeout asks again from response 10 for the rest of the first
+    // chunk only, never across into the second.
+    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(w.tick(1 + limit, 14, 7, &Ms), Timer::Retry);
+    let p = w.next_packet(slot).unwrap();
+    assert_eq!((p.psn.get(), p.responses), (10, 54));
+}
+
+#[test]
+fn max_rd_atomic_bounds_new_reads_not_repeated_ones() {
+    let mut w = window(8);
+    let first = post(&mut w, Kind::Read, MTU);
+    w.admit(Wr(Track::new(Kind::Atomic, 8, MTU, w.next_psn())));
+    let mut sent = Vec::new();
+    while let Next::Send(slot) = w.next_to_send(true, 1) {
+        let p = w.next_packet(slot).unwrap();
+        sent.push(p.psn.get());
+        w.sent(slot, p, true, 0);
+    }
+    assert_eq!(sent, [0]);
+    // Asking again for the read takes no new resource.
+    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(w.tick(limit, 14, 7, &Ms), Timer::Retry);
+    assert_eq!(w.next_to_send(true, 1), Next::Send(first));
+}
+
+#[test]
+fn an_atomic_is_answered_once_sent() {
+    let mut w = window(8);
+    w.admit(Wr(Track::new(Kind::Atomic, 8, MTU, w.next_psn())));
+    assert_eq!(w.atomic_ack(Psn::new(0)), None);
+    assert_eq!(psns(&send_all(&mut w, 0)), [0]);
+    assert_eq!(w.atomic_ack(Psn::new(0)), Some(0));
+    // A plain ACK does not complete it.
+    w.ack(Psn::new(0), 1);
+    assert_eq!(done(&mut w), 0);
+    w.atomic_done(0, 1);
+    assert_eq!(done(&mut w), 1);
+}
+
+#[test]
+fn an_ack_does_not_pass_an_unanswered_read() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    post(&mut w, Kind::Read, MTU);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    w.ack(Psn::new(2), 1);
+    assert_eq!(done(&mut w), 1);
+    // The read's response acknowledges the write before it, but not
+    // the one after.
+    assert!(w.reads_pending());
+    assert!(matches!(
+        w.read_response(Psn::new(1), MTU as usize, MTU),
+        ReadResponse::Place { last: true, .. }
+    ));
+    w.read_placed(1, true, 2);
+    assert!(!w.reads_pending());
+    assert_eq!(done(&mut w), 1);
+    w.ack(Psn::new(2), 3);
+    assert_eq!(done(&mut w), 1);
+}
+
+#[test]
+fn a_rewind_never_moves_the_sender_forward() {
+    let mut w = window(8);
+    post(&mut w, Kind::Read, 2 * MTU);
+    let later = post(&mut w, Kind::Read, 4 * MTU);
+    assert_eq!(psns(&send_all(&mut w, 0)), [2]);
+    // The first read's first response is lost: it asks again.
+    assert_eq!(
+        w.read_response(Psn::new(1), MTU as usize, MTU),
+        ReadResponse::Ignore
+    );
+    // Meanwhile the later read's responses arrive, with a gap.
+    assert!(matches!(
+        w.read_response(Psn::new(2), MTU as usize, MTU),
+        ReadResponse::Place { .. }
+    ));
+    w.read_placed(later, false, 1);
+    assert_eq!(done(&mut w), 0);
+    assert_eq!(
+        w.read_response(Psn::new(4), MTU as usize, MTU),
+        ReadResponse::Ignore
+    );
+    // Both ask again, the first one first.
+    assert_eq!(psns(&send_all(&mut w, 1)), [0, 3]);
+}
+
+#[test]
+fn local_operations_complete_in_order_with_no_psn() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    assert_eq!(w.next_to_send(true, 16), Next::Send(0));
+    send_all(&mut w, 0);
+    assert_eq!(w.next_to_send(true, 16), Next::Take);
+    w.admit(Wr(Track::local(w.next_psn())));
+    assert_eq!(w.next_psn(), Psn::new(1));
+    // Done, but behind the write.
+    assert_eq!(done(&mut w), 0);
+    w.ack(Psn::new(0), 1);
+    assert_eq!(done(&mut w), 2);
+}
+
+#[test]
+fn psns_wrap() {
+    let mut w = window(8);
+    w.reset(Psn::new(Psn::MASK - 1));
+    post(&mut w, Kind::Data, 4 * MTU);
+    assert_eq!(psns(&send_all(&mut w, 0)), [Psn::MASK - 1, Psn::MASK, 0, 1]);
+    w.seq_nak(Psn::new(0), 1);
+    assert_eq!(psns(&send_all(&mut w, 1)), [0, 1]);
+    assert!(w.expects(Psn::new(1)));
+    w.ack(Psn::new(1), 2);
+    assert_eq!(done(&mut w), 1);
+}
+
+#[test]
+fn unreliable_requests_are_done_once_sent() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, 2 * MTU);
+    while let Next::Send(slot) = w.next_to_send(false, 0) {
+        let p = w.next_packet(slot).unwrap();
+        assert!(!w.ack_req(false, true, p.psn, 0));
+        w.sent(slot, p, false, 0);
+    }
+    assert_eq!(done(&mut w), 1);
+    assert_eq!(w.timer_usecs(14, &Ms), None);
+}
+
+#[test]
+fn flushing_empties_the_window() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, MTU);
+    let second = post(&mut w, Kind::Data, MTU);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    assert!(matches!(w.pop_before(second), Some(Some(_))));
+    assert!(w.pop_before(second).is_none());
+    assert!(matches!(w.pop(), Some(Some(_))));
+    assert!(matches!(w.pop(), Some(Some(_))));
+    assert!(w.pop().is_none());
+    w.flushed();
+    assert_eq!(w.timer_usecs(14, &Ms), None);
+    assert_eq!(w.next_to_send(true, 16), Next::Take);
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester: takes work requests from the send queue and turns them
+//! into packets, as far as the send window lets it.
+//!
+//! A request is checked and its memory resolved when it is taken; a local
+//! operation (a memory window bind, a local invalidation) is carried out
+//! then, in posting order. Each packet is built from the request and what
+//! the window says comes next, so sending again after a loss is sending
+//! from an earlier packet, the same way.
+
+use crate::completer::{complete_done, error_wc, flush_before};
+use crate::device::RroceDevice;
+use crate::kernel_ext::{
+    jiffies,
+    rdma::{
+        rxe_abi::{SendData, SendWqe, WcOpcode, WcStatus, WrOpcode, SEND_FENCE, SEND_SOLICITED},
+        Access, Device, QpState, QpType,
+    },
+};
+use crate::mr::MrError;
+use crate::mw;
+use crate::proto::{
+    headers::{AtomicEth, Deth, Ieth, ImmDt, Reth},
+    opcode::{Ext, Opcode},
+    packet::{ExtHeaders, Headers},
+    psn::Psn,
+    window::{Next, Track},
+};
+use crate::qp::{QpCore, QpInner};
+use crate::seg::Memory;
+use crate::send_queue::{fetch, kind, Entry, Fetched, UdDest};
+use kernel::prelude::*;
+
+/// The longest message, as the device reports.
+const MAX_MSG: u32 = 1 << 31;
+
+/// A failed request: the completion status it ends with.
+fn mr_status(e: MrError) -> WcStatus {
+    match e {
+        MrError::Key | MrError::Access => WcStatus::LocProtErr,
+        MrError::Range => WcStatus::LocLenErr,
+    }
+}
+
+/// Whether a QP of `qp_type` carries `op`.
+fn supported(qp_type: QpType, op: WrOpcode) -> bool {
+    match qp_type {
+        QpType::Rc => true,
+        QpType::Uc => matches!(
+            op,
+            WrOpcode::Send
+                | WrOpcode::SendImm
+                | WrOpcode::Write
+                | WrOpcode::WriteImm
+                | WrOpcode::LocalInv
+                | WrOpcode::BindMw
+        ),
+        QpType::Ud | QpType::Gsi => matches!(op, WrOpcode::Send | WrOpcode::SendImm),
+        QpType::Other(_) => false,
+    }
+}
+
+/// Checks a request and resolves its memory and destination; it starts at
+/// `psn`.
+fn take(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    psn: Psn,
+    mut wqe: SendWqe,
+    mtu: u32,
+    qkey: u32,
+) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
+    let fail = |status| (wqe.wr_id, wqe.opcode.wc_opcode(), status);
+    if !supported(qp.qp_type, wqe.opcode) {
+        return Err(fail(WcStatus::LocQpOpErr));
+    }
+    if wqe.opcode.is_local() {
+        // Done now, in posting order after the requests before it were
+        // sent; it completes once they have.
+        local_op(dev, qp, &wqe).map_err(fail)?;
+        return Ok(Entry {
+            track: Track::local(psn),
+            wqe,
+            local: Memory::empty(),
+            ud: None,
+        });
+    }
+    let atomic = matches!(wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
+    let access = if wqe.opcode == WrOpcode::Read || atomic {
+        Access::LOCAL_WRITE
+    } else {
+        Access::from_bits(0)
+    };
+    let data = core::mem::replace(&mut wqe.data, SendData::Inline(KVec::new()));
+    let local = Memory::for_send(dev, data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
+    let len = local.len();
+    if len != wqe.length as usize || wqe.length > MAX_MSG || (atomic && len != 8) {
+        return Err(fail(WcStatus::LocLenErr));
+    }
+    let ud = if qp.qp_type.is_ud() {
+        // A datagram is one packet.
+        if wqe.length > mtu {
+            return Err(fail(WcStatus::LocLenErr));
+        }
+        // A kernel consumer's request carries its AH's address vector.
+        let av = match wqe.av {
+            Some(av) => av,
+            None => {
+                dev.data()
+                    .ah_map()
+                    .get(wqe.ah_num)
+                    .filter(|ah| ah.pd == qp.pd)
+                    .ok_or(fail(WcStatus::LocQpOpErr))?
+                    .av
+            }
+        };
+        Some(UdDest {
+            av,
+            qpn: wqe.remote_qpn & Psn::MASK,
+            // A Q_Key with the high bit set means the QP's own (IBA 10.2.5).
+            qkey: if wqe.remote_qkey & 0x8000_0000 != 0 {
+                qkey
+            } else {
+                wqe.remote_qkey
+            },
+        })
+    } else {
+        None
+    };
+    Ok(Entry {
+        track: Track::new(kind(wqe.opcode), wqe.length, mtu, psn),
+        wqe,
+        local,
+        ud,
+    })
+}
+
+/// Carries out a memory window bind or a local invalidation.
+fn local_op(dev: &Device<RroceDevice>, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcStatus> {
+    match &wqe.mw {
+        Some(bind) => mw::bind(dev, qp, bind).map_err(|_| WcStatus::MwBindErr),
+        // Only type 2 windows can be invalidated: user MRs cannot.
+        None => mw::invalidate(dev, qp, wqe.ex, false).map_err(|_| WcStatus::LocQpOpErr),
+    }
+}
+
+/// The opcode of packet `n` of a SEND or WRITE of `npsn` packets.
+fn data_opcode(qp_type: QpType, op: WrOpcode, n: u32, npsn: u32) -> Option<Opcode> {
+    use Opcode::*;
+    let (first, last) = (n == 0, n + 1 == npsn);
+    let rc = qp_type == QpType::Rc;
+    let pick = |rc_op, uc_op| Some(if rc { rc_op } else { uc_op });
+    match (op, first, last) {
+        (WrOpcode::Send, true, true) => pick(RcSendOnly, UcSendOnly),
+        (WrOpcode::SendImm, true, true) => pick(RcSendOnlyImm, UcSendOnlyImm),
+        (WrOpcode::SendInv, true, true) if rc => Some(RcSendOnlyInv),
+        (WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv, true, false) => {
+            pick(RcSendFirst, UcSendFirst)
+        }
+        (WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv, false, false) => {
+            pick(RcSendMiddle, UcSendMiddle)
+        }
+        (WrOpcode::Send, false, true) => pick(RcSendLast, UcSendLast),
+        (WrOpcode::SendImm, false, true) => pick(RcSendLastImm, UcSendLastImm),
+        (WrOpcode::SendInv, false, true) if rc => Some(RcSendLastInv),
+        (WrOpcode::Write, true, true) => pick(RcWriteOnly, UcWriteOnly),
+        (WrOpcode::WriteImm, true, true) => pick(RcWriteOnlyImm, UcWriteOnlyImm),
+        (WrOpcode::Write | WrOpcode::WriteImm, true, false) => pick(RcWriteFirst, UcWriteFirst),
+        (WrOpcode::Write | WrOpcode::WriteImm, false, false) => pick(RcWriteMiddle, UcWriteMiddle),
+        (WrOpcode::Write, false, true) => pick(RcWriteLast, UcWriteLast),
+        (WrOpcode::WriteImm, false, true) => pick(RcWriteLastImm, UcWriteLastImm),
+        _ => None,
+    }
+}
+
+/// A packet to send: its headers but the BTH, and which of the request's
+/// bytes it carries.
+struct Planned {
+    opcode: Opcode,
+    ext: ExtHeaders,
+    at: usize,
+    len: usize,
+}
+
+/// The packet of `e` that starts at packet `n` (for a read, asking for
+/// `responses` response packets), on a QP whose packets come from `src_qpn`.
+fn plan(
+    e: &Entry,
+    qp_type: QpType,
+    src_qpn: u32,
+    n: u32,
+    responses: u32,
+    mtu: u32,
+) -> Option<Planned> {
+    let w = &e.wqe;
+    let mut ext = ExtHeaders::default();
+    let (opcode, at, len) = match w.opcode {
+        WrOpcode::Read => {
+            let from = n * mtu;
+            ext.reth = Some(Reth {
+                va: w.remote_addr.wrapping_add(from.into()),
+                rkey: w.rkey,
+                dma_len: (w.length - from).min(responses * mtu),
+            });
+            (Opcode::RcReadRequest, 0, 0)
+        }
+        WrOpcode::CmpSwap | WrOpcode::FetchAdd => {
+            let cmp = w.opcode == WrOpcode::CmpSwap;
+            ext.atomic = Some(AtomicEth {
+                va: w.remote_addr,
+                rkey: w.rkey,
+                swap_add: if cmp { w.swap } else { w.compare_add },
+                compare: if cmp { w.compare_add } else { 0 },
+            });
+            let opcode = if cmp {
+                Opcode::RcCompareSwap
+            } else {
+                Opcode::RcFetchAdd
+            };
+            (opcode, 0, 0)
+        }
+        _ => {
+            let opcode = match &e.ud {
+                Some(ud) => {
+                    ext.deth = Some(Deth {
+                        qkey: ud.qkey,
+                        src_qpn,
+                    });
+                    if w.opcode == WrOpcode::SendImm {
+                        Opcode::UdSendOnlyImm
+                    } else {
+                        Opcode::UdSendOnly
+                    }
+                }
+                None => data_opcode(qp_type, w.opcode, n, e.track.npsn())?,
+            };
+            let at = (n * mtu) as usize;
+            let len = (w.length as usize - at).min(mtu as usize);
+            if n == 0 && matches!(w.opcode, WrOpcode::Write | WrOpcode::WriteImm) {
+                ext.reth = Some(Reth {
+                    va: w.remote_addr,
+                    rkey: w.rkey,
+                    dma_len: w.length,
+                });
+            }
+            if opcode.has_imm() {
+                ext.imm = Some(ImmDt {
+                    imm: u32::from_be(w.ex),
+                });
+            }
+            if opcode.ext().contains(Ext::IETH) {
+                ext.ieth = Some(Ieth { rkey: w.ex });
+            }
+            (opcode, at, len)
+        }
+    };
+    Some(Planned {
+        opcode,
+        ext,
+        at,
+        len,
+    })
+}
+
+/// Sends the next request packet of the entry at `index`; false if it has
+/// none to send.
+fn send_packet(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    index: u32,
+    mtu: u32,
+) -> bool {
+    let rc = qp.qp_type == QpType::Rc;
+    let window = &mut inner.send.window;
+    let Some(next) = window.next_packet(index) else {
+        return false;
+    };
+    let Some(e) = window.get(index) else {
+        return false;
+    };
+    let Some(p) = plan(e, qp.qp_type, qp.qpn, next.n, next.responses, mtu) else {
+        return false;
+    };
+    let (av, dest) = match &e.ud {
+        Some(ud) => (ud.av, ud.qpn),
+        None => (inner.av, inner.attr.dest_qpn),
+    };
+    let ends = p.opcode.ends_message() || e.track.kind() != crate::proto::window::Kind::Data;
+    let solicited = ends && e.wqe.flags & SEND_SOLICITED != 0;
+    let mut bth = qp.bth(dest, p.opcode, next.psn);
+    bth.solicited = solicited;
+    bth.ack_req = window.ack_req(rc, ends, next.psn, jiffies());
+    let headers = Headers { bth, ext: p.ext };
+    if let Some(e) = window.get(index) {
+        let local = &e.local;
+        qp.send(dev, &av, headers, p.len, |buf| {
+            local.gather(p.at, buf).map_err(|_| EFAULT)
+        });
+    }
+    window.sent(index, next, rc, jiffies());
+    true
+}
+
+/// Sends what the send queue holds, as far as the window allows.
+pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
+    loop {
+        let window = &inner.send.window;
+        let before = (window.head(), window.next_slot());
+        send_some(dev, qp, inner);
+        // On UC the requests before a fenced one complete as they are sent,
+        // which lifts the fence at once: go on while that makes progress.
+        let send = &inner.send;
+        let (head, next) = (send.window.head(), send.window.next_slot());
+        let lifted = send
+            .pending
+            .as_ref()
+            .is_some_and(|w| !fenced(inner, w, next));
+        if !lifted || (head, next) == before {
+            break;
+        }
+    }
+}
+
+/// Sends until the window, the queue or a fence stops it; completes what
+/// is done.
+fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
+    let mtu = qp.mtu(inner);
+    let rc = qp.qp_type == QpType::Rc;
+    let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
+    let qkey = inner.attr.qkey;
+    while inner.attr.state == QpState::Rts && !inner.send.window.rnr_waiting() {
+        match inner.send.window.next_to_send(rc, max_rd_atomic) {
+            Next::Wait => break,
+            Next::Send(index) => {
+                if !send_packet(dev, qp, inner, index, mtu) {
+                    break;
+                }
+            }
+            Next::Take => {
+                let index = inner.send.window.next_slot();
+                let fetched = match inner.send.pending.take() {
+                    Some(wqe) => Fetched::Wqe(wqe),
+                    None => fetch(qp, inner, index),
+                };
+                let psn = inner.send.window.next_psn();
+                let taken = match fetched {
+                    Fetched::Empty => break,
+                    Fetched::Bad(wr_id) => Err((wr_id, WcOpcode::Send, WcStatus::LocQpOpErr)),
+                    Fetched::Wqe(wqe) if fenced(inner, &wqe, index) => {
+                        inner.send.pending = Some(wqe);
+                        break;
+                    }
+                    Fetched::Wqe(wqe) => take(dev, qp, psn, wqe, mtu, qkey),
+                };
+                match taken {
+                    Ok(e) => inner.send.window.admit(e),
+                    Err((wr_id, opcode, status)) => {
+                        complete_done(qp, inner);
+                        flush_before(qp, inner, index);
+                        let wc = error_wc(qp, wr_id, opcode, status);
+                        qp.complete_send(inner, &wc, false);
+                        inner.send.window.skip_failed(index);
+                        qp.send_done(inner.send.window.head());
+                        qp.enter_error(inner);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    complete_done(qp, inner);
+}
+
+/// Whether the request for slot `index` must wait: a LOCAL_INV until every
+/// request before it has completed, and a fenced request until the reads
+/// and atomics before it have (IBA 10.8.3.3), sent or not.
+fn fenced(inner: &QpInner, wqe: &SendWqe, index: u32) -> bool {
+    let window = &inner.send.window;
+    (wqe.opcode == WrOpcode::LocalInv && window.head() != index)
+        || (wqe.flags & SEND_FENCE != 0 && window.reads_pending())
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A QP's send side: the work requests taken from its send queue, and the
+//! window over their packets that the requester sends by and the completer
+//! retires.
+//!
+//! Work requests are copied out of the ring when taken, so the process
+//! cannot change one in flight. What they are for the protocol (their PSNs,
+//! what was sent and acknowledged, when to send again) is the core's
+//! [`SendWindow`]; this file adds what they are for the device: the work
+//! request itself, its memory and, for UD, its destination.
+
+use crate::kernel_ext::{
+    jiffies_to_usecs,
+    rdma::{
+        rxe_abi::{slot_wr_id, SendWqe, WrOpcode},
+        Av,
+    },
+    usecs_to_jiffies,
+};
+use crate::proto::{
+    psn::Psn,
+    queue::Ring,
+    window::{Clock, Kind, SendWindow, Track},
+};
+use crate::qp::{QpCore, QpInner};
+use crate::seg::Memory;
+use kernel::prelude::*;
+
+/// The kernel's clock, in jiffies, for the window's timers.
+pub(crate) struct Jiffies;
+
+impl Clock for Jiffies {
+    fn usecs_to_ticks(&self, usecs: u32) -> u64 {
+        usecs_to_jiffies(usecs)
+    }
+
+    fn ticks_to_usecs(&self, ticks: u64) -> u32 {
+        jiffies_to_usecs(ticks)
+    }
+}
+
+/// Where a UD request goes, from its AH and work request.
+pub(crate) struct UdDest {
+    pub(crate) av: Av,
+    pub(crate) qpn: u32,
+    pub(crate) qkey: u32,
+}
+
+/// A work request taken from the send queue.
+pub(crate) struct Entry {
+    pub(crate) track: Track,
+    pub(crate) wqe: SendWqe,
+    pub(crate) local: Memory,
+    pub(crate) ud: Option<UdDest>,
+}
+
+impl AsRef<Track> for Entry {
+    fn as_ref(&self) -> &Track {
+        &self.track
+    }
+}
+
+impl AsMut<Track> for Entry {
+    fn as_mut(&mut self) -> &mut Track {
+        &mut self.track
+    }
+}
+
+/// What a work request's PSNs stand for.
+pub(crate) fn kind(op: WrOpcode) -> Kind {
+    match op {
+        WrOpcode::Read => Kind::Read,
+        WrOpcode::CmpSwap | WrOpcode::FetchAdd => Kind::Atomic,
+        _ => Kind::Data,
+    }
+}
+
+/// The send side's state, under the QP's lock.
+pub(crate) struct SendQueue {
+    /// The requests taken, by send queue slot.
+    pub(crate) window: SendWindow<KVVec<Option<Entry>>>,
+    /// A copy of a ring element.
+    scratch: KVec<u8>,
+    /// The next request, fetched but waiting for its fence.
+    pub(crate) pending: Option<SendWqe>,
+}
+
+impl SendQueue {
+    /// The send side of a QP whose send queue has `geometry`: a process's
+    /// ring (`user`), or the slots of a kernel consumer's queue.
+    pub(crate) fn new(geometry: Ring, user: bool) -> Result<Self> {
+        let slots = geometry.index_mask() as usize + 1;
+        let mut entries = KVVec::with_capacity(slots, GFP_KERNEL)?;
+        for _ in 0..slots {
+            entries.push(None, GFP_KERNEL)?;
+        }
+        let scratch =
+            KVec::from_elem(0u8, if user { geometry.elem_size() } else { 0 }, GFP_KERNEL)?;
+        Ok(Self {
+            window: SendWindow::new(entries, geometry),
+            scratch,
+            pending: None,
+        })
+    }
+
+    /// Starts the send PSNs at `psn` (modify with `IB_QP_SQ_PSN`).
+    pub(crate) fn reset(&mut self, psn: Psn) {
+        self.window.reset(psn);
+    }
+
+    /// How soon the device timer must look at this QP, if at all.
+    pub(crate) fn timer_usecs(&self, timeout: u8) -> Option<u32> {
+        self.window.timer_usecs(timeout, &Jiffies)
+    }
+}
+
+/// What the send queue holds next.
+pub(crate) enum Fetched {
+    Empty,
+    /// A ring element that does not parse, and its `wr_id`.
+    Bad(u64),
+    Wqe(SendWqe),
+}
+
+/// Takes the next request: from the ring at `index`, or a kernel
+/// consumer's next post.
+pub(crate) fn fetch(qp: &QpCore, inner: &mut QpInner, index: u32) -> Fetched {
+    match (&qp.sq, &qp.kernel) {
+        (Some(sq), _) => {
+            let scratch = &mut inner.send.scratch;
+            if index == sq.producer() {
+                Fetched::Empty
+            } else if sq.read(index, scratch).is_err() {
+                Fetched::Bad(0)
+            } else {
+                SendWqe::parse(scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
+                    .map_or(Fetched::Bad(slot_wr_id(scratch)), Fetched::Wqe)
+            }
+        }
+        (None, Some(k)) => k
+            .send
+            .take(&mut inner.ksend)
+            .map_or(Fetched::Empty, Fetched::Wqe),
+        (None, None) => Fetched::Empty,
+    }
+}
