@@ -451,10 +451,14 @@ where
         loop {
             let cur = self.cur;
             if cur == self.next {
-                // The ring may be full of requests not yet completed.
-                return match self.get(cur) {
-                    None => Next::Take,
-                    Some(_) => Next::Wait,
+                // One slot stays free, as in the ring: a window of a slot
+                // each would look empty. A process that moves its producer
+                // index past its consumer index could fill every one.
+                let full = self.ring.is_full(self.next, self.head);
+                return if full || self.get(cur).is_some() {
+                    Next::Wait
+                } else {
+                    Next::Take
                 };
             }
             let Some(t) = self.get(cur).map(|e| e.as_ref()) else {

@@ -465,3 +465,17 @@ fn flushing_empties_the_window() {
     assert_eq!(w.timer_usecs(14, &Ms), None);
     assert_eq!(w.next_to_send(true, 16), Next::Take);
 }
+
+#[test]
+fn one_slot_stays_free() {
+    // Four slots: a fourth request would make the window look empty.
+    let mut w = window(4);
+    for _ in 0..3 {
+        post(&mut w, Kind::Data, MTU);
+    }
+    send_all(&mut w, 0);
+    assert_eq!(w.next_to_send(true, 16), Next::Wait);
+    w.ack(Psn::new(0), 1);
+    assert_eq!(done(&mut w), 1);
+    assert_eq!(w.next_to_send(true, 16), Next::Take);
+}
