@@ -236,6 +236,25 @@ fn rnr_nak_waits_then_resends() {
 }
 
 #[test]
+fn rnr_retry_runs_out_unless_infinite() {
+    for (rnr_retry, limit) in [(2, Some(3)), (RNR_RETRY_FOREVER, None)] {
+        let mut w = window(8);
+        let slot = post(&mut w, Kind::Data, MTU);
+        send_all(&mut w, 0);
+        for n in 1..=10 {
+            let nak = w.rnr_nak(Psn::new(0), 1, rnr_retry, n, &Ms);
+            if Some(n) == limit {
+                assert_eq!(nak, RnrNak::Exceeded(Some(slot)));
+                break;
+            }
+            assert_eq!(nak, RnrNak::Wait, "NAK {n}");
+            assert_eq!(w.tick(n + 1, 14, 0, &Ms), Timer::RnrDone);
+            send_all(&mut w, n + 1);
+        }
+    }
+}
+
+#[test]
 fn a_fatal_nak_names_the_request_and_acknowledges_those_before() {
     let mut w = window(8);
     post(&mut w, Kind::Data, MTU);
