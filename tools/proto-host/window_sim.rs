@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The send window against a model responder over a lossy link: the
+//! property behind the `send_window` fuzz target and its smoke test.
+//!
+//! The requester side drives [`SendWindow`] as the driver's requester and
+//! completer do; the responder answers in order as the C rxe does (an ACK
+//! where one is asked for, a sequence NAK once per gap, duplicates answered
+//! again). The input picks the work requests and which packets the link
+//! drops; once it runs out, the link is lossless. Checked: no panic, every
+//! request completes in posting order, every read response is placed once,
+//! in order, at the right offset, and nothing stalls: once the link stops
+//! dropping, the requests complete, or the retry count runs out within the
+//! time that takes.
+
+extern crate alloc;
+
+use crate::proto::{
+    psn::Psn,
+    queue::Ring,
+    window::{Clock, Kind, Next, ReadResponse, SendWindow, Timer, Track},
+};
+use alloc::{collections::VecDeque, vec::Vec};
+
+const MTU: u32 = 256;
+/// QP timeout code 10: 4.2 ms, 5 ticks.
+const TIMEOUT: u8 = 10;
+const RETRY_CNT: u8 = 7;
+const MAX_RD_ATOMIC: u32 = 4;
+/// The longest the retries of one request can last, in ticks: 8 timeouts of
+/// at most 8 times the QP's, or of the 4 s cap on the learnt one.
+const GIVE_UP_WITHIN: u64 = 8 * 4000 + 8 * 8 * 5;
+
+/// One tick per millisecond.
+struct Ms;
+
+impl Clock for Ms {
+    fn usecs_to_ticks(&self, usecs: u32) -> u64 {
+        u64::from(usecs.div_ceil(1000))
+    }
+    fn ticks_to_usecs(&self, ticks: u64) -> u32 {
+        (ticks * 1000) as u32
+    }
+}
+
+/// A work request: its position in posting order and its length.
+struct Wr {
+    track: Track,
+    id: usize,
+    length: u32,
+    /// Read bytes placed so far.
+    placed: u32,
+}
+
+impl AsRef<Track> for Wr {
+    fn as_ref(&self) -> &Track {
+        &self.track
+    }
+}
+
+impl AsMut<Track> for Wr {
+    fn as_mut(&mut self) -> &mut Track {
+        &mut self.track
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Request {
+    Data { psn: Psn, ack_req: bool },
+    Read { psn: Psn, len: u32 },
+    Atomic { psn: Psn },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Response {
+    Ack(Psn),
+    SeqNak(Psn),
+    Read { psn: Psn, len: usize },
+    AtomicAck(Psn),
+}
+
+/// The input, a byte at a time; zeros once it runs out.
+struct Input<'a>(&'a [u8]);
+
+impl Input<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(b)
+    }
+}
+
+/// The link: drops a packet when the input says so, while it lasts.
+struct Link<'a> {
+    input: Input<'a>,
+    last_drop: u64,
+}
+
+impl Link<'_> {
+    fn drops(&mut self, now: u64) -> bool {
+        let drop = self.input.byte().is_some_and(|b| b < 64);
+        if drop {
+            self.last_drop = now;
+        }
+        drop
+    }
+}
+
+/// The responder, as far as PSNs go.
+struct Responder {
+    epsn: Psn,
+    nak_sent: bool,
+}
+
+impl Responder {
+    fn receive(&mut self, req: Request, out: &mut VecDeque<Response>) {
+        let (psn, n) = match req {
+            Request::Data { psn, .. } | Request::Atomic { psn } => (psn, 1),
+            Request::Read { psn, len } => (psn, len.div_ceil(MTU).max(1)),
+        };
+        if psn.after(self.epsn) {
+            if !self.nak_sent {
+                self.nak_sent = true;
+                out.push_back(Response::SeqNak(self.epsn));
+            }
+            return;
+        }
+        let new = psn == self.epsn;
+        match req {
+            Request::Data { ack_req, .. } if new && ack_req => out.push_back(Response::Ack(psn)),
+            Request::Data { .. } if new => {}
+            // A duplicate is acknowledged up to what arrived.
+            Request::Data { .. } => out.push_back(Response::Ack(self.epsn + Psn::MASK)),
+            Request::Read { len, .. } => {
+                for i in 0..n {
+                    let at = i * MTU;
+                    let len = (len - at).min(MTU) as usize;
+                    out.push_back(Response::Read { psn: psn + i, len });
+                }
+            }
+            Request::Atomic { .. } => out.push_back(Response::AtomicAck(psn)),
+        }
+        if new {
+            self.epsn = self.epsn + n;
+            self.nak_sent = false;
+        }
+    }
+}
+
+/// Runs the requests the input describes over a link that drops what it
+/// says; panics if a property fails. Returns whether every request
+/// completed (rather than ran out of retries, or the input described none).
+///
+/// The first byte is the number of requests, each of the next two bytes per
+/// request its kind and length; every byte after that, one per packet, says
+/// whether the link drops it.
+pub fn check_window(data: &[u8]) -> bool {
+    let Some((&count, rest)) = data.split_first() else {
+        return false;
+    };
+    let count = usize::from(count % 24) + 1;
+    if rest.len() < 2 * count {
+        return false;
+    }
+    let (spec, drops) = rest.split_at(2 * count);
+    let mut posted: VecDeque<(Kind, u32)> = spec
+        .chunks_exact(2)
+        .map(|c| match c[0] % 3 {
+            0 => (Kind::Data, u32::from(c[1]) * 13 % (6 * MTU) + 1),
+            1 => (Kind::Read, u32::from(c[1]) * 29 % (70 * MTU) + 1),
+            _ => (Kind::Atomic, 8),
+        })
+        .collect();
+    let ring = Ring::new(15, 64).unwrap();
+    let mut slots = Vec::new();
+    slots.resize_with(16, || None);
+    let mut w = SendWindow::new(slots, ring);
+    let mut link = Link {
+        input: Input(drops),
+        last_drop: 0,
+    };
+    let mut responder = Responder {
+        epsn: Psn::new(0),
+        nak_sent: false,
+    };
+    let (mut requests, mut responses) = (VecDeque::new(), VecDeque::new());
+    let (mut next_id, mut completed) = (0, 0);
+    let mut now = 0u64;
+    while completed < count {
+        assert!(
+            now - link.last_drop < 4 * GIVE_UP_WITHIN,
+            "stalled at {now} with {completed} of {count} done"
+        );
+        // The requester sends what it may.
+        loop {
+            match w.next_to_send(true, MAX_RD_ATOMIC) {
+                Next::Wait => break,
+                Next::Take => {
+                    let Some((kind, length)) = posted.pop_front() else {
+                        break;
+                    };
+                    let track = Track::new(kind, length, MTU, w.next_psn());
+                    let id = next_id;
+                    next_id += 1;
+                    w.admit(Wr {
+                        track,
+                        id,
+                        length,
+                        placed: 0,
+                    });
+                }
+                Next::Send(slot) => {
+                    let p = w.next_packet(slot).unwrap();
+                    let e = w.get(slot).unwrap();
+                    let (kind, npsn, length) = (e.track.kind(), e.track.npsn(), e.length);
+                    let ends = kind != Kind::Data || p.n + 1 == npsn;
+                    let ack_req = w.ack_req(true, ends, p.psn, now);
+                    let req = match kind {
+                        Kind::Data => Request::Data {
+                            psn: p.psn,
+                            ack_req,
+                        },
+                        Kind::Read => Request::Read {
+                            psn: p.psn,
+                            len: (length - p.n * MTU).min(p.responses * MTU),
+                        },
+                        Kind::Atomic => Request::Atomic { psn: p.psn },
+                    };
+                    w.sent(slot, p, true, now);
+                    if !link.drops(now) {
+                        requests.push_back(req);
+                    }
+                }
+            }
+        }
+        let moved = !requests.is_empty();
+        // The responder answers.
+        let mut answers = VecDeque::new();
+        for req in requests.drain(..) {
+            responder.receive(req, &mut answers);
+        }
+        for r in answers {
+            if !link.drops(now) {
+                responses.push_back(r);
+            }
+        }
+        // The completer takes the answers.
+        let moved = moved || !responses.is_empty();
+        for r in responses.drain(..) {
+            match r {
+                Response::Ack(psn) if w.expects(psn) => w.ack(psn, now),
+                Response::SeqNak(psn) if w.expects(psn) => w.seq_nak(psn, now),
+                Response::Read { psn, len } if w.expects(psn) => {
+                    match w.read_response(psn, len, MTU) {
+                        ReadResponse::Ignore => {}
+                        ReadResponse::Place { slot, at, last } => {
+                            let e = w.get_mut(slot).unwrap();
+                            assert_eq!(at, e.placed as usize, "read {}", e.id);
+                            e.placed += len as u32;
+                            assert_eq!(last, e.placed == e.length);
+                            w.read_placed(slot, last, now);
+                        }
+                        ReadResponse::Bad { slot } => panic!("bad response {psn:?} in {slot}"),
+                    }
+                }
+                Response::AtomicAck(psn) if w.expects(psn) => {
+                    if let Some(slot) = w.atomic_ack(psn) {
+                        w.atomic_done(slot, now);
+                    }
+                }
+                _ => {}
+            }
+        }
+        while let Some(e) = w.pop_done() {
+            assert_eq!(e.id, completed, "completed out of order");
+            assert!(e.track.kind() != Kind::Read || e.placed == e.length);
+            completed += 1;
+        }
+        if !moved {
+            // Nothing on the link: time passes until the timer acts.
+            now += 1;
+            if w.tick(now, TIMEOUT, RETRY_CNT, &Ms) == Timer::GiveUp {
+                assert!(
+                    now - link.last_drop < GIVE_UP_WITHIN,
+                    "gave up at {now}, {} after the last loss",
+                    now - link.last_drop
+                );
+                return false;
+            }
+        }
+    }
+    assert!(posted.is_empty());
+    true
+}
