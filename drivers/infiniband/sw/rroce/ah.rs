@@ -5,16 +5,16 @@
 //! on creation (`ah_num`), which the requester looks up.
 
 use crate::device::RroceDevice;
-use crate::index::IndexTable;
+use crate::index::Pool;
 use crate::kernel_ext::rdma::{rxe_abi::CreateAhResp, Av, Device, UData};
 use kernel::{prelude::*, sync::Arc};
 
 /// The most AHs a device holds; number 0 means "none" to the provider.
 pub(crate) const MAX_AH: u32 = (1 << 16) - 1;
 
-/// The table of AH numbers.
-pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
-    IndexTable::new(1, MAX_AH)
+/// The AHs of a device, numbered from 1.
+pub(crate) fn new_pool() -> impl PinInit<Pool<AhCore>, Error> {
+    Pool::new(1, MAX_AH)
 }
 
 /// An address handle, as ib_core holds it.
@@ -37,22 +37,16 @@ impl Ah {
         av: &Av,
         udata: &UData<'_>,
     ) -> Result<Self> {
-        let num = dev.data().ahs().alloc()?;
-        let added = Arc::new(AhCore { av: *av, pd }, GFP_KERNEL)
-            .map_err(Error::from)
-            .and_then(|core| dev.data().ah_map().insert(num, core))
-            .and_then(|()| udata.respond(&CreateAhResp::new(num)));
-        if let Err(e) = added {
-            dev.data().ah_map().remove(num);
-            dev.data().ahs().free(num);
-            return Err(e);
-        }
+        let ahs = dev.data().ahs();
+        let (num, _) = ahs.add(|_| Ok(Arc::new(AhCore { av: *av, pd }, GFP_KERNEL)?))?;
+        udata
+            .respond(&CreateAhResp::new(num))
+            .inspect_err(|_| drop(ahs.remove(num)))?;
         Ok(Self { num })
     }
 
     /// Withdraws the number; requests already taken keep their copy.
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
-        dev.data().ah_map().remove(self.num);
-        dev.data().ahs().free(self.num);
+        dev.data().ahs().remove(self.num);
     }
 }

@@ -9,7 +9,7 @@
 use crate::ah::{self, Ah, AhCore};
 use crate::counters::{self, Counter, Counters};
 use crate::cq::{Cq, MAX_CQE};
-use crate::index::{IndexTable, ObjectMap};
+use crate::index::Pool;
 use crate::kernel_ext::{
     msleep,
     net::NetDevice,
@@ -50,28 +50,16 @@ const REMOVAL_DRAIN_POLL_MS: u32 = 10;
 /// Per-device state.
 #[pin_data]
 pub(crate) struct RroceDevice {
-    /// The indices of the memory regions' keys.
+    /// The live memory regions and windows by key index, QPs by number
+    /// and AHs by number: where the data path finds them.
     #[pin]
-    mrs: IndexTable,
-    /// The QP numbers in use.
+    mrs: Pool<MrCore>,
     #[pin]
-    qpns: IndexTable,
-    /// The indices of the memory windows' rkeys.
+    mws: Pool<MwCore>,
     #[pin]
-    mws: IndexTable,
-    /// The live MRs and MWs by key index, and QPs by number, for the data
-    /// path.
+    qps: Pool<QpCore>,
     #[pin]
-    mr_map: ObjectMap<MrCore>,
-    #[pin]
-    mw_map: ObjectMap<MwCore>,
-    #[pin]
-    qp_map: ObjectMap<QpCore>,
-    /// The address handle numbers in use, and the AHs by number.
-    #[pin]
-    ahs: IndexTable,
-    #[pin]
-    ah_map: ObjectMap<AhCore>,
+    ahs: Pool<AhCore>,
     /// The last protection domain number given.
     last_pd: AtomicU32,
     counters: Counters,
@@ -88,40 +76,30 @@ pub(crate) struct RroceDevice {
 static DEVICES: Global<RroceDevice> = Global::new();
 
 impl RroceDevice {
-    /// The MR index table.
-    pub(crate) fn mrs(&self) -> &IndexTable {
+    /// The live MRs, by key index.
+    pub(crate) fn mrs(&self) -> &Pool<MrCore> {
         &self.mrs
     }
 
-    /// The MW index table.
-    pub(crate) fn mws(&self) -> &IndexTable {
+    /// The live MWs, by key index.
+    pub(crate) fn mws(&self) -> &Pool<MwCore> {
         &self.mws
     }
 
-    /// The live MWs.
-    pub(crate) fn mw_map(&self) -> &ObjectMap<MwCore> {
-        &self.mw_map
+    /// The live QPs, by number.
+    pub(crate) fn qps(&self) -> &Pool<QpCore> {
+        &self.qps
     }
 
-    /// The QP number table.
-    pub(crate) fn qpns(&self) -> &IndexTable {
-        &self.qpns
-    }
-
-    /// The live MRs.
-    pub(crate) fn mr_map(&self) -> &ObjectMap<MrCore> {
-        &self.mr_map
-    }
-
-    /// The live QPs.
-    pub(crate) fn qp_map(&self) -> &ObjectMap<QpCore> {
-        &self.qp_map
+    /// The live AHs, by number.
+    pub(crate) fn ahs(&self) -> &Pool<AhCore> {
+        &self.ahs
     }
 
     /// Moves every QP of the device to the error state, flushing what they
     /// hold: the device is about to go. Returns the QPs it failed.
     pub(crate) fn fail_qps(dev: &Device<Self>) -> Result<KVec<Arc<QpCore>>> {
-        let qps = dev.data().qp_map().snapshot()?;
+        let qps = dev.data().qps().snapshot()?;
         for qp in qps.iter() {
             qp.fail();
         }
@@ -131,16 +109,6 @@ impl RroceDevice {
     /// Counts one `c`.
     pub(crate) fn count(&self, c: Counter) {
         self.counters.inc(c);
-    }
-
-    /// The AH number table.
-    pub(crate) fn ahs(&self) -> &IndexTable {
-        &self.ahs
-    }
-
-    /// The live AHs.
-    pub(crate) fn ah_map(&self) -> &ObjectMap<AhCore> {
-        &self.ah_map
     }
 
     /// The port's state as the netdev dictates it.
@@ -435,7 +403,7 @@ impl Driver for RroceDevice {
 
     fn tick(dev: &Device<Self>) {
         // A snapshot, so no QP lock is taken under the map's lock.
-        let Ok(qps) = dev.data().qp_map().snapshot() else {
+        let Ok(qps) = dev.data().qps().snapshot() else {
             dev.arm_tick(1000);
             return;
         };
@@ -480,14 +448,10 @@ impl NewLink for RroceDevice {
                 node_guid: guid,
             },
             try_pin_init!(Self {
-                mrs <- mr::new_table(),
-                qpns <- qp::new_table(),
-                mws <- mw::new_table(),
-                mr_map <- ObjectMap::new(),
-                mw_map <- ObjectMap::new(),
-                qp_map <- ObjectMap::new(),
-                ahs <- ah::new_table(),
-                ah_map <- ObjectMap::new(),
+                mrs <- mr::new_pool(),
+                mws <- mw::new_pool(),
+                qps <- qp::new_pool(),
+                ahs <- ah::new_pool(),
                 last_pd: AtomicU32::new(0),
                 counters: Counters::new(),
                 _transport: transport,

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Allocation of small object numbers (MR key indices, QP numbers): a
-//! bitmap, so a number is never given to two live objects.
+//! Object numbers and the objects they name.
+//!
+//! A [`Pool`] is what a device keeps of one kind of object (QPs, MRs, MWs,
+//! AHs): numbers from a fixed range, given out from a bitmap so that no
+//! number names two live objects, and the live objects by number, where the
+//! data path finds them.
 
 use kernel::{
     new_mutex,
@@ -14,7 +18,7 @@ const WORD_BITS: u32 = 64;
 
 /// Numbers `first..=last`, each taken or free.
 #[pin_data]
-pub(crate) struct IndexTable {
+struct IndexTable {
     #[pin]
     used: Mutex<KVec<u64>>,
     first: u32,
@@ -23,7 +27,7 @@ pub(crate) struct IndexTable {
 
 impl IndexTable {
     /// All of `first..=last` free; `last` must be below 2^24.
-    pub(crate) fn new(first: u32, last: u32) -> impl PinInit<Self, Error> {
+    fn new(first: u32, last: u32) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             used <- new_mutex!(KVec::from_elem(
                 0u64,
@@ -36,7 +40,7 @@ impl IndexTable {
     }
 
     /// A free number, now taken; `ENOMEM` when none is left.
-    pub(crate) fn alloc(&self) -> Result<u32> {
+    fn alloc(&self) -> Result<u32> {
         let mut used = self.used.lock();
         let start = (self.first / WORD_BITS) as usize;
         for (word, bits) in (start..).zip(used.iter_mut().skip(start)) {
@@ -54,8 +58,11 @@ impl IndexTable {
         Err(ENOMEM)
     }
 
-    /// Gives `index` back.
-    pub(crate) fn free(&self, index: u32) {
+    /// Gives `index` back; one outside `first..=last` was never given.
+    fn free(&self, index: u32) {
+        if !(self.first..=self.last).contains(&index) {
+            return;
+        }
         if let Some(bits) = self.used.lock().get_mut((index / WORD_BITS) as usize) {
             *bits &= !(1 << (index % WORD_BITS));
         }
@@ -65,51 +72,134 @@ impl IndexTable {
 /// Live objects by number, where the data path finds them; the map holds a
 /// reference, so a lookup never sees a freed object.
 #[pin_data]
-pub(crate) struct ObjectMap<V: Send + Sync> {
+struct ObjectMap<V: Send + Sync> {
     #[pin]
     map: Mutex<RBTree<u32, Arc<V>>>,
 }
 
 impl<V: Send + Sync> ObjectMap<V> {
     /// An empty map.
-    pub(crate) fn new() -> impl PinInit<Self> {
+    fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             map <- new_mutex!(RBTree::new()),
         })
     }
 
     /// Adds `value` as number `n`, which is not in use.
-    pub(crate) fn insert(&self, n: u32, value: Arc<V>) -> Result {
+    fn insert(&self, n: u32, value: Arc<V>) -> Result {
         let node = RBTreeNodeReservation::new(GFP_KERNEL)?.into_node(n, value);
         self.map.lock().insert(node);
         Ok(())
     }
 
+    /// Adds `value` as number `n`, unless that is in use: `EBUSY`.
+    fn insert_new(&self, n: u32, value: Arc<V>) -> Result {
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?.into_node(n, value);
+        let mut map = self.map.lock();
+        if map.get(&n).is_some() {
+            return Err(EBUSY);
+        }
+        map.insert(node);
+        Ok(())
+    }
+
     /// The object numbered `n`.
-    pub(crate) fn get(&self, n: u32) -> Option<Arc<V>> {
+    fn get(&self, n: u32) -> Option<Arc<V>> {
         self.map.lock().get(&n).cloned()
     }
 
     /// Takes number `n` out of the map.
-    pub(crate) fn remove(&self, n: u32) -> Option<Arc<V>> {
+    fn remove(&self, n: u32) -> Option<Arc<V>> {
         self.map.lock().remove(&n)
     }
 
     /// Calls `f` on every object, under the map's lock: `f` must not take a
     /// lock that is held while looking an object up.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&V)) {
+    fn for_each(&self, mut f: impl FnMut(&V)) {
         for v in self.map.lock().values() {
             f(v);
         }
     }
 
     /// Every object, at one moment.
-    pub(crate) fn snapshot(&self) -> Result<KVec<Arc<V>>> {
+    fn snapshot(&self) -> Result<KVec<Arc<V>>> {
         let map = self.map.lock();
         let mut all = KVec::new();
         for v in map.values() {
             all.push(v.clone(), GFP_ATOMIC)?;
         }
         Ok(all)
+    }
+}
+
+/// Live objects of one kind, under numbers from a fixed range.
+#[pin_data]
+pub(crate) struct Pool<V: Send + Sync> {
+    #[pin]
+    numbers: IndexTable,
+    #[pin]
+    objects: ObjectMap<V>,
+}
+
+impl<V: Send + Sync> Pool<V> {
+    /// An empty pool of numbers `first..=last`; `last` must be below 2^24.
+    pub(crate) fn new(first: u32, last: u32) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            numbers <- IndexTable::new(first, last),
+            objects <- ObjectMap::new(),
+        })
+    }
+
+    /// Adds the object `make` builds for a free number, under that number;
+    /// `ENOMEM` when none is left. If `make` fails, nothing is taken.
+    pub(crate) fn add(&self, make: impl FnOnce(u32) -> Result<Arc<V>>) -> Result<(u32, Arc<V>)> {
+        let n = self.numbers.alloc()?;
+        make(n)
+            .and_then(|v| {
+                self.objects.insert(n, v.clone())?;
+                Ok((n, v))
+            })
+            .inspect_err(|_| self.numbers.free(n))
+    }
+
+    /// Adds `value` under `n`, a number outside the range that only one
+    /// object may have at a time (QP1); `EBUSY` if one has it.
+    pub(crate) fn add_reserved(&self, n: u32, value: Arc<V>) -> Result {
+        self.objects.insert_new(n, value)
+    }
+
+    /// The object numbered `n`.
+    pub(crate) fn get(&self, n: u32) -> Option<Arc<V>> {
+        self.objects.get(n)
+    }
+
+    /// Takes object `n` out of the data path's sight; its number stays
+    /// taken until [`Pool::free`], so that what still refers to the old
+    /// object by number can be cleaned up first.
+    pub(crate) fn withdraw(&self, n: u32) -> Option<Arc<V>> {
+        self.objects.remove(n)
+    }
+
+    /// Gives number `n` back; numbers outside the range were never taken.
+    pub(crate) fn free(&self, n: u32) {
+        self.numbers.free(n);
+    }
+
+    /// Withdraws object `n` and gives its number back.
+    pub(crate) fn remove(&self, n: u32) -> Option<Arc<V>> {
+        let v = self.withdraw(n);
+        self.free(n);
+        v
+    }
+
+    /// Calls `f` on every object, under the pool's lock: `f` must not take a
+    /// lock that is held while looking an object up.
+    pub(crate) fn for_each(&self, f: impl FnMut(&V)) {
+        self.objects.for_each(f);
+    }
+
+    /// Every object, at one moment.
+    pub(crate) fn snapshot(&self) -> Result<KVec<Arc<V>>> {
+        self.objects.snapshot()
     }
 }

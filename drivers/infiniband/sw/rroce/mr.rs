@@ -9,7 +9,7 @@
 //! the lower half of the indices, memory windows (`mw.rs`) the upper half.
 
 use crate::device::RroceDevice;
-use crate::index::IndexTable;
+use crate::index::Pool;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
@@ -45,9 +45,10 @@ const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::MW_BIND)
     .with(Access::OPTIONAL);
 
-/// The table of MR indices: 0 is never used, as key 0 is the local DMA lkey.
-pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
-    IndexTable::new(1, MAX_MR)
+/// The MRs of a device, by key index: 0 is never used, as key 0 is the
+/// local DMA lkey.
+pub(crate) fn new_pool() -> impl PinInit<Pool<MrCore>, Error> {
+    Pool::new(1, MAX_MR)
 }
 
 /// A registered memory region, as ib_core holds it; none for the DMA MR of
@@ -97,26 +98,19 @@ impl Mr {
             return Err(EINVAL);
         }
         let umem = Umem::pin(dev, region.start, region.length, region.access)?;
-        let index = dev.data().mrs().alloc()?;
-        let key = make_key(index, random_u32());
-        let core = Arc::new(
-            MrCore {
+        let (_, core) = dev.data().mrs().add(|index| {
+            let core = MrCore {
                 umem,
                 iova: region.iova,
                 access: AtomicU32::new(region.access.bits()),
-                key,
+                key: make_key(index, random_u32()),
                 pd: AtomicU32::new(pd),
                 writable: region.access.is_writable(),
                 windows: AtomicU32::new(0),
-            },
-            GFP_KERNEL,
-        )
-        .map_err(Error::from)
-        .and_then(|core| {
-            dev.data().mr_map().insert(index, core.clone())?;
-            Ok(core)
-        })
-        .inspect_err(|_| dev.data().mrs().free(index))?;
+            };
+            Ok(Arc::new(core, GFP_KERNEL)?)
+        })?;
+        let key = core.key;
         let keys = MrKeys {
             lkey: key,
             rkey: key,
@@ -170,9 +164,7 @@ impl Mr {
         core.windows
             .compare_exchange(0, DEREGISTERED, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EBUSY)?;
-        let index = key_index(core.key);
-        dev.data().mr_map().remove(index);
-        dev.data().mrs().free(index);
+        dev.data().mrs().remove(key_index(core.key));
         Ok(())
     }
 }
@@ -180,7 +172,7 @@ impl Mr {
 /// Finds the MR `key` names in PD `pd`.
 pub(crate) fn find(dev: &Device<RroceDevice>, key: u32, pd: u32) -> Result<Arc<MrCore>, MrError> {
     dev.data()
-        .mr_map()
+        .mrs()
         .get(key_index(key))
         .filter(|mr| mr.key == key && mr.pd() == pd)
         .ok_or(MrError::Key)

@@ -11,7 +11,7 @@
 //! QP that bound it and is unbound by an invalidation, local or remote.
 
 use crate::device::RroceDevice;
-use crate::index::IndexTable;
+use crate::index::Pool;
 use crate::kernel_ext::{
     random_u32,
     rdma::{rxe_abi::MwBind, Access, Device, MwType},
@@ -43,9 +43,9 @@ const BIND_ACCESS: Access = WINDOW_ACCESS
     .with(Access::MW_BIND)
     .with(Access::ZERO_BASED);
 
-/// The table of window indices.
-pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
-    IndexTable::new(FIRST_INDEX, LAST_INDEX)
+/// The memory windows of a device, by key index.
+pub(crate) fn new_pool() -> impl PinInit<Pool<MwCore>, Error> {
+    Pool::new(FIRST_INDEX, LAST_INDEX)
 }
 
 /// Whether `rkey` names a window rather than an MR.
@@ -101,29 +101,25 @@ impl Mw {
         pd: u32,
         mw_type: MwType,
     ) -> Result<(Self, u32)> {
-        let index = dev.data().mws().alloc()?;
-        let rkey = mr::make_key(index, random_u32());
-        let core = Arc::pin_init(
-            try_pin_init!(MwCore {
-                mw_type,
-                pd,
-                binding <- new_spinlock!(Binding { rkey, window: None }),
-            }),
-            GFP_KERNEL,
-        )
-        .and_then(|core| {
-            dev.data().mw_map().insert(index, core.clone())?;
-            Ok(core)
-        })
-        .inspect_err(|_| dev.data().mws().free(index))?;
+        let mut rkey = 0;
+        let (_, core) = dev.data().mws().add(|index| {
+            rkey = mr::make_key(index, random_u32());
+            Arc::pin_init(
+                try_pin_init!(MwCore {
+                    mw_type,
+                    pd,
+                    binding <- new_spinlock!(Binding { rkey, window: None }),
+                }),
+                GFP_KERNEL,
+            )
+        })?;
         Ok((Self { core }, rkey))
     }
 
     /// Withdraws the window; requests already given its MR finish.
     pub(crate) fn dealloc(self, dev: &Device<RroceDevice>) {
         let index = mr::key_index(self.core.binding.lock().rkey);
-        dev.data().mw_map().remove(index);
-        dev.data().mws().free(index);
+        dev.data().mws().remove(index);
         let window = self.core.binding.lock().window.take();
         drop(window);
     }
@@ -131,7 +127,7 @@ impl Mw {
 
 /// The live window `rkey` names, by its current rkey.
 fn find(dev: &Device<RroceDevice>, rkey: u32) -> Option<Arc<MwCore>> {
-    let mw = dev.data().mw_map().get(mr::key_index(rkey))?;
+    let mw = dev.data().mws().get(mr::key_index(rkey))?;
     let current = mw.binding.lock().rkey;
     (current == rkey).then_some(mw)
 }
@@ -217,7 +213,7 @@ pub(crate) fn invalidate(
 /// that a QP given its number later cannot use them.
 pub(crate) fn qp_destroyed(dev: &Device<RroceDevice>, qpn: u32) {
     // Under the map's mutex, which allows the last MR reference to go.
-    dev.data().mw_map().for_each(|mw| {
+    dev.data().mws().for_each(|mw| {
         let mut b = mw.binding.lock();
         if b.window.as_ref().is_some_and(|w| w.qpn == Some(qpn)) {
             let window = b.window.take();

@@ -12,7 +12,7 @@
 use crate::counters::Counter;
 use crate::cq::CqCore;
 use crate::device::{RroceDevice, PORT};
-use crate::index::IndexTable;
+use crate::index::Pool;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
@@ -69,9 +69,9 @@ const QP_ACCESS: Access = Access::LOCAL_WRITE
 /// PSNs and QP numbers are 24-bit, like the PSN type of the protocol core.
 const MAX_24BIT: u32 = Psn::MASK;
 
-/// The table of QP numbers.
-pub(crate) fn new_table() -> impl PinInit<IndexTable, Error> {
-    IndexTable::new(FIRST_QPN, LAST_QPN)
+/// The QPs of a device, by number.
+pub(crate) fn new_pool() -> impl PinInit<Pool<QpCore>, Error> {
+    Pool::new(FIRST_QPN, LAST_QPN)
 }
 
 /// A queue pair, as ib_core holds it.
@@ -174,57 +174,51 @@ impl Qp {
         };
         let send = SendQueue::new(geometry, sq.is_some())?;
         let resp = Responder::new(rq.as_ref().map_or(0, |rq| rq.geometry().elem_size()))?;
-        let qpn = if init.qp_type == QpType::Gsi {
-            if dev.data().qp_map().get(GSI_QPN).is_some() {
-                return Err(EBUSY);
-            }
-            GSI_QPN
-        } else {
-            dev.data().qpns().alloc()?
-        };
-        let sport = xmit::source_port(qpn);
+        let gsi = init.qp_type == QpType::Gsi;
         let ud_mtu = dev
             .netdev(PORT)
             .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
             .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
-        let core = Arc::pin_init(
-            try_pin_init!(QpCore {
-                qpn,
-                qp_type,
-                pd,
-                caps,
-                sq_sig_all,
-                sq,
-                kernel,
-                handle: links.handle,
-                rq,
-                srq,
-                send_cq: links.send.core(),
-                recv_cq: links.recv.core(),
-                sport,
-                ud_mtu,
-                inner <- new_mutex!(QpInner {
-                    attr: QpAttr::default(),
-                    av: Av::default(),
-                    dead: false,
-                    send,
-                    resp,
-                    ksend: Fifo::new(),
-                    krecv: Fifo::new(),
+        let build = |qpn| {
+            let sport = xmit::source_port(qpn);
+            Arc::pin_init(
+                try_pin_init!(QpCore {
+                    qpn,
+                    qp_type,
+                    pd,
+                    caps,
+                    sq_sig_all,
+                    sq,
+                    kernel,
+                    handle: links.handle,
+                    rq,
+                    srq,
+                    send_cq: links.send.core(),
+                    recv_cq: links.recv.core(),
+                    sport,
+                    ud_mtu,
+                    inner <- new_mutex!(QpInner {
+                        attr: QpAttr::default(),
+                        av: Av::default(),
+                        dead: false,
+                        send,
+                        resp,
+                        ksend: Fifo::new(),
+                        krecv: Fifo::new(),
+                    }),
                 }),
-            }),
-            GFP_KERNEL,
-        )
-        .and_then(|core| {
-            dev.data().qp_map().insert(qpn, core.clone())?;
-            Ok(core)
-        })
-        .inspect_err(|_| {
-            if qpn != GSI_QPN {
-                dev.data().qpns().free(qpn)
-            }
-        })?;
+                GFP_KERNEL,
+            )
+        };
+        let core = if gsi {
+            let core = build(GSI_QPN)?;
+            dev.data().qps().add_reserved(GSI_QPN, core.clone())?;
+            core
+        } else {
+            dev.data().qps().add(build)?.1
+        };
+        let qpn = core.qpn;
         Ok((Self { core }, qpn))
     }
 
@@ -333,7 +327,7 @@ impl Qp {
     /// Withdraws the QP from the data path; dropping it frees its rings
     /// once no packet or timer is using it any more.
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
-        dev.data().qp_map().remove(self.core.qpn);
+        dev.data().qps().withdraw(self.core.qpn);
         self.core.inner.lock().dead = true;
         // The rings' mappings go with the QP, even if a work item still
         // holds its core: their user context is freed soon after.
@@ -342,9 +336,7 @@ impl Qp {
         }
         // Nothing binds for it any more: its number may go to a new QP.
         crate::mw::qp_destroyed(dev, self.core.qpn);
-        if self.core.qpn != GSI_QPN {
-            dev.data().qpns().free(self.core.qpn);
-        }
+        dev.data().qps().free(self.core.qpn);
     }
 }
 

@@ -108,7 +108,7 @@ fn take(
             Some(av) => av,
             None => {
                 dev.data()
-                    .ah_map()
+                    .ahs()
                     .get(wqe.ah_num)
                     .filter(|ah| ah.pd == qp.pd)
                     .ok_or(fail(WcStatus::LocQpOpErr))?

@@ -56,7 +56,7 @@ pub(crate) fn receive(dev: &Device<RroceDevice>, skb: SkBuff) {
         data.count(Counter::DropBadHeader);
         return;
     };
-    match data.qp_map().get(pkt.headers.bth.dest_qpn) {
+    match data.qps().get(pkt.headers.bth.dest_qpn) {
         Some(qp) => qp.receive(dev, &pkt, ip),
         None => data.count(Counter::DropUnknownQp),
     }
