@@ -4,13 +4,10 @@
 //! provider names them in work requests by the number the kernel hands out
 //! on creation (`ah_num`), which the requester looks up.
 
-use crate::device::RroceDevice;
 use crate::index::Pool;
-use crate::kernel_ext::rdma::{rxe_abi::CreateAhResp, Av, Device, UData};
+use crate::kernel_ext::rdma::{rxe_abi::CreateAhResp, Av, UData};
+use crate::limits::MAX_AH;
 use kernel::{prelude::*, sync::Arc};
-
-/// The most AHs a device holds; number 0 means "none" to the provider.
-pub(crate) const MAX_AH: u32 = (1 << 16) - 1;
 
 /// The AHs of a device, numbered from 1.
 pub(crate) fn new_pool() -> impl PinInit<Pool<AhCore>, Error> {
@@ -30,14 +27,9 @@ pub(crate) struct AhCore {
 }
 
 impl Ah {
-    /// An AH for `av` in PD `pd`; the response tells the process its number.
-    pub(crate) fn create(
-        dev: &Device<RroceDevice>,
-        pd: u32,
-        av: &Av,
-        udata: &UData<'_>,
-    ) -> Result<Self> {
-        let ahs = dev.data().ahs();
+    /// An AH among `ahs` for `av` in PD `pd`; the response tells the
+    /// process its number.
+    pub(crate) fn create(ahs: &Pool<AhCore>, pd: u32, av: &Av, udata: &UData<'_>) -> Result<Self> {
         let (num, _) = ahs.add(|_| Ok(Arc::new(AhCore { av: *av, pd }, GFP_KERNEL)?))?;
         udata
             .respond(&CreateAhResp::new(num))
@@ -46,7 +38,7 @@ impl Ah {
     }
 
     /// Withdraws the number; requests already taken keep their copy.
-    pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
-        dev.data().ahs().remove(self.num);
+    pub(crate) fn destroy(self, ahs: &Pool<AhCore>) {
+        ahs.remove(self.num);
     }
 }

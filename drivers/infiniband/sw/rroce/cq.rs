@@ -15,6 +15,7 @@ use crate::kernel_ext::{
         CqAttr, CqNotifier, UData, UserContext, KERNEL_WC_SIZE,
     },
 };
+use crate::limits::MAX_CQE;
 use crate::ring::UserRing;
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{
@@ -22,9 +23,6 @@ use kernel::{
     prelude::*,
     sync::{Arc, Mutex},
 };
-
-/// The most completions a CQ holds, as the C rxe: 2^15 - 1, a 2 MiB ring.
-pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
 
 /// Whether and how a CQ signals its next completion.
 #[repr(u8)]

@@ -8,7 +8,7 @@
 
 use crate::ah::{self, Ah, AhCore};
 use crate::counters::{self, Counter, Counters};
-use crate::cq::{Cq, MAX_CQE};
+use crate::cq::Cq;
 use crate::index::Pool;
 use crate::kernel_ext::{
     msleep,
@@ -23,10 +23,14 @@ use crate::kernel_ext::{
         SrqMask, SrqNotifier, UData, UserContext, UserRegion, KERNEL_WC_SIZE,
     },
 };
-use crate::mr::{self, Mr, MrCore, MAX_MR};
-use crate::mw::{self, Mw, MwCore, MAX_MW};
-use crate::qp::{self, Qp, QpCore, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE};
-use crate::srq::{self, Srq};
+use crate::limits::{
+    GID_TABLE_LEN, MAX_AH, MAX_CQ, MAX_CQE, MAX_MR, MAX_MSG_SIZE, MAX_MW, MAX_PD, MAX_QP,
+    MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, MAX_SRQ, PORT,
+};
+use crate::mr::{self, Mr, MrCore};
+use crate::mw::{self, Keys, Mw, MwCore};
+use crate::qp::{self, Qp, QpCore};
+use crate::srq::Srq;
 use crate::udp::{Transport, TransportUse};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -36,12 +40,6 @@ use kernel::{c_str, prelude::*, sync::Arc};
 const UVERBS_ABI_VERSION: u32 = 2;
 /// IBTA vendor id for "no vendor", as the C rxe reports.
 const VENDOR_ID: u32 = 0xffffff;
-/// The only port, numbered from 1 as in IB.
-pub(crate) const PORT: u32 = 1;
-/// RoCE GIDs: one per IP address of the netdev and RoCE version.
-const GID_TABLE_LEN: u32 = 1024;
-/// Largest message: 2 GiB, as IB allows.
-const MAX_MSG_SIZE: u32 = 1 << 31;
 /// How long a device being removed waits, at most, for its processes to
 /// take their last completions: 100 × 10 ms.
 const REMOVAL_DRAIN_POLLS: u32 = 100;
@@ -89,6 +87,14 @@ impl RroceDevice {
     /// The live QPs, by number.
     pub(crate) fn qps(&self) -> &Pool<QpCore> {
         &self.qps
+    }
+
+    /// The MRs and memory windows, where keys are looked up.
+    pub(crate) fn keys(&self) -> Keys<'_> {
+        Keys {
+            mrs: &self.mrs,
+            mws: &self.mws,
+        }
     }
 
     /// The live AHs, by number.
@@ -188,16 +194,16 @@ impl Driver for RroceDevice {
             max_qp_init_rd_atom: MAX_RD_ATOMIC.into(),
             max_send_sge: MAX_SGE,
             max_recv_sge: MAX_SGE,
-            max_cq: 1 << 16,
+            max_cq: MAX_CQ,
             max_mr: MAX_MR,
             max_mw: MAX_MW,
-            max_ah: ah::MAX_AH,
-            max_srq: srq::MAX_SRQ,
+            max_ah: MAX_AH,
+            max_srq: MAX_SRQ,
             max_srq_wr: MAX_QP_WR,
             max_srq_sge: MAX_SGE,
             max_res_rd_atom: MAX_RD_ATOMIC.into(),
             atomic_hca: true,
-            max_pd: 1 << 16,
+            max_pd: MAX_PD,
             max_cqe: MAX_CQE,
             max_pkeys: 1,
             local_ca_ack_delay: 15,
@@ -282,7 +288,7 @@ impl Driver for RroceDevice {
     }
 
     fn reg_user_mr(dev: &Device<Self>, pd: &u32, region: &UserRegion) -> Result<(Mr, MrKeys)> {
-        Mr::register(dev, *pd, region)
+        Mr::register(dev, dev.data().mrs(), *pd, region)
     }
 
     fn get_dma_mr(_dev: &Device<Self>, _pd: &u32, access: Access) -> Result<(Mr, MrKeys)> {
@@ -299,15 +305,15 @@ impl Driver for RroceDevice {
     }
 
     fn dereg_mr(dev: &Device<Self>, mr: &Mr) -> Result {
-        mr.deregister(dev)
+        mr.deregister(dev.data().mrs())
     }
 
     fn alloc_mw(dev: &Device<Self>, pd: &u32, mw_type: MwType) -> Result<(Mw, u32)> {
-        Mw::alloc(dev, *pd, mw_type)
+        Mw::alloc(dev.data().mws(), *pd, mw_type)
     }
 
     fn dealloc_mw(dev: &Device<Self>, mw: Mw) {
-        mw.dealloc(dev);
+        mw.dealloc(dev.data().mws());
     }
 
     fn create_qp(
@@ -355,11 +361,11 @@ impl Driver for RroceDevice {
     }
 
     fn create_user_ah(dev: &Device<Self>, pd: &u32, av: &Av, udata: &UData<'_>) -> Result<Ah> {
-        Ah::create(dev, *pd, av, udata)
+        Ah::create(dev.data().ahs(), *pd, av, udata)
     }
 
     fn destroy_ah(dev: &Device<Self>, ah: Ah) {
-        ah.destroy(dev);
+        ah.destroy(dev.data().ahs());
     }
 
     fn post_kernel_send(dev: &Device<Self>, qp: &Qp, wqe: SendWqe) -> Result {

@@ -8,20 +8,16 @@
 //! it was not told about by counting, nor a new MR by an old key. MRs have
 //! the lower half of the indices, memory windows (`mw.rs`) the upper half.
 
-use crate::device::RroceDevice;
 use crate::index::Pool;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
-    rdma::{kverbs::LOCAL_DMA_LKEY, Access, AtomicOp, Device, MrKeys, Umem, UserRegion},
+    rdma::{kverbs::LOCAL_DMA_LKEY, Access, AtomicOp, Device, Driver, MrKeys, Umem, UserRegion},
 };
-use crate::{mw, qp::QpCore};
+use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{prelude::*, sync::Arc};
 
-/// The most MRs a device holds: the lower half of the key indices, less
-/// index 0.
-pub(crate) const MAX_MR: u32 = (1 << 15) - 1;
 const INDEX_SHIFT: u32 = 16;
 
 /// The index part of a key, which names the MR or memory window.
@@ -48,7 +44,7 @@ const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
 /// The MRs of a device, by key index: 0 is never used, as key 0 is the
 /// local DMA lkey.
 pub(crate) fn new_pool() -> impl PinInit<Pool<MrCore>, Error> {
-    Pool::new(1, MAX_MR)
+    Pool::new(FIRST_MR_INDEX, LAST_MR_INDEX)
 }
 
 /// A registered memory region, as ib_core holds it; none for the DMA MR of
@@ -85,9 +81,11 @@ pub(crate) enum MrError {
 }
 
 impl Mr {
-    /// Pins the user memory of `region` and gives it keys.
-    pub(crate) fn register(
-        dev: &Device<RroceDevice>,
+    /// Pins the user memory of `region` for `dev` and gives it keys, among
+    /// the MRs `mrs`.
+    pub(crate) fn register<T: Driver>(
+        dev: &Device<T>,
+        mrs: &Pool<MrCore>,
         pd: u32,
         region: &UserRegion,
     ) -> Result<(Self, MrKeys)> {
@@ -98,7 +96,7 @@ impl Mr {
             return Err(EINVAL);
         }
         let umem = Umem::pin(dev, region.start, region.length, region.access)?;
-        let (_, core) = dev.data().mrs().add(|index| {
+        let (_, core) = mrs.add(|index| {
             let core = MrCore {
                 umem,
                 iova: region.iova,
@@ -157,23 +155,21 @@ impl Mr {
     /// Withdraws the keys; the pages are unpinned once the last work
     /// request using them is done. `EBUSY` while memory windows are bound
     /// to it (IBA 10.6.7.2.6).
-    pub(crate) fn deregister(&self, dev: &Device<RroceDevice>) -> Result {
+    pub(crate) fn deregister(&self, mrs: &Pool<MrCore>) -> Result {
         let Some(core) = &self.core else {
             return Ok(());
         };
         core.windows
             .compare_exchange(0, DEREGISTERED, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EBUSY)?;
-        dev.data().mrs().remove(key_index(core.key));
+        mrs.remove(key_index(core.key));
         Ok(())
     }
 }
 
-/// Finds the MR `key` names in PD `pd`.
-pub(crate) fn find(dev: &Device<RroceDevice>, key: u32, pd: u32) -> Result<Arc<MrCore>, MrError> {
-    dev.data()
-        .mrs()
-        .get(key_index(key))
+/// Finds the MR `key` names among `mrs`, in PD `pd`.
+pub(crate) fn find(mrs: &Pool<MrCore>, key: u32, pd: u32) -> Result<Arc<MrCore>, MrError> {
+    mrs.get(key_index(key))
         .filter(|mr| mr.key == key && mr.pd() == pd)
         .ok_or(MrError::Key)
 }
@@ -181,36 +177,19 @@ pub(crate) fn find(dev: &Device<RroceDevice>, key: u32, pd: u32) -> Result<Arc<M
 /// Finds the MR `key` names in PD `pd` and checks that it grants `access`
 /// to `len` bytes at `va`; returns it with the offset of `va` in it.
 pub(crate) fn lookup(
-    dev: &Device<RroceDevice>,
+    mrs: &Pool<MrCore>,
     key: u32,
     pd: u32,
     access: Access,
     va: u64,
     len: u64,
 ) -> Result<(Arc<MrCore>, usize), MrError> {
-    let mr = find(dev, key, pd)?;
+    let mr = find(mrs, key, pd)?;
     if !mr.access().contains(access) {
         return Err(MrError::Access);
     }
     let offset = mr.offset_of(va, len).ok_or(MrError::Range)?;
     Ok((mr, offset))
-}
-
-/// As [`lookup`], for an rkey a peer sent to `qp`: an MR's, or a memory
-/// window's.
-pub(crate) fn lookup_remote(
-    dev: &Device<RroceDevice>,
-    qp: &QpCore,
-    rkey: u32,
-    access: Access,
-    va: u64,
-    len: u64,
-) -> Result<(Arc<MrCore>, usize), MrError> {
-    if mw::is_mw_key(rkey) {
-        mw::lookup(dev, qp, rkey, access, va, len)
-    } else {
-        lookup(dev, rkey, qp.pd, access, va, len)
-    }
 }
 
 impl MrCore {

@@ -10,25 +10,19 @@
 //! and is unbound by a bind of length 0; a type 2 (2B) window belongs to the
 //! QP that bound it and is unbound by an invalidation, local or remote.
 
-use crate::device::RroceDevice;
 use crate::index::Pool;
 use crate::kernel_ext::{
     random_u32,
-    rdma::{rxe_abi::MwBind, Access, Device, MwType},
+    rdma::{rxe_abi::MwBind, Access, MwType},
 };
+use crate::limits::{FIRST_MW_INDEX, LAST_MW_INDEX};
 use crate::mr::{self, MrCore, MrError};
-use crate::qp::QpCore;
 use kernel::{
     new_spinlock,
     prelude::*,
     sync::{Arc, SpinLock},
 };
 
-/// The first window index: MRs have those below.
-const FIRST_INDEX: u32 = 1 << 15;
-const LAST_INDEX: u32 = (1 << 16) - 1;
-/// The most windows a device holds.
-pub(crate) const MAX_MW: u32 = LAST_INDEX - FIRST_INDEX + 1;
 /// The bits of an rkey the consumer chooses.
 const CONSUMER_BITS: u32 = 0xff;
 
@@ -45,12 +39,12 @@ const BIND_ACCESS: Access = WINDOW_ACCESS
 
 /// The memory windows of a device, by key index.
 pub(crate) fn new_pool() -> impl PinInit<Pool<MwCore>, Error> {
-    Pool::new(FIRST_INDEX, LAST_INDEX)
+    Pool::new(FIRST_MW_INDEX, LAST_MW_INDEX)
 }
 
 /// Whether `rkey` names a window rather than an MR.
 pub(crate) fn is_mw_key(rkey: u32) -> bool {
-    mr::key_index(rkey) >= FIRST_INDEX
+    mr::key_index(rkey) >= FIRST_MW_INDEX
 }
 
 /// A memory window, as ib_core holds it.
@@ -90,19 +84,32 @@ impl Drop for Window {
     }
 }
 
+/// The keys of a device: its MRs and memory windows, where an rkey from a
+/// peer or a bind's lkey is looked up.
+#[derive(Clone, Copy)]
+pub(crate) struct Keys<'a> {
+    pub(crate) mrs: &'a Pool<MrCore>,
+    pub(crate) mws: &'a Pool<MwCore>,
+}
+
+/// The QP a bind, an invalidation or a remote access is for: its PD, and
+/// its number, which type 2 windows are bound to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ForQp {
+    pub(crate) pd: u32,
+    pub(crate) qpn: u32,
+}
+
 /// Why a bind or an invalidation was refused.
 #[derive(Debug)]
 pub(crate) struct Refused;
 
 impl Mw {
-    /// A new unbound window in PD `pd`; returns it with its rkey.
-    pub(crate) fn alloc(
-        dev: &Device<RroceDevice>,
-        pd: u32,
-        mw_type: MwType,
-    ) -> Result<(Self, u32)> {
+    /// A new unbound window among `mws`, in PD `pd`; returns it with its
+    /// rkey.
+    pub(crate) fn alloc(mws: &Pool<MwCore>, pd: u32, mw_type: MwType) -> Result<(Self, u32)> {
         let mut rkey = 0;
-        let (_, core) = dev.data().mws().add(|index| {
+        let (_, core) = mws.add(|index| {
             rkey = mr::make_key(index, random_u32());
             Arc::pin_init(
                 try_pin_init!(MwCore {
@@ -117,24 +124,24 @@ impl Mw {
     }
 
     /// Withdraws the window; requests already given its MR finish.
-    pub(crate) fn dealloc(self, dev: &Device<RroceDevice>) {
+    pub(crate) fn dealloc(self, mws: &Pool<MwCore>) {
         let index = mr::key_index(self.core.binding.lock().rkey);
-        dev.data().mws().remove(index);
+        mws.remove(index);
         let window = self.core.binding.lock().window.take();
         drop(window);
     }
 }
 
 /// The live window `rkey` names, by its current rkey.
-fn find(dev: &Device<RroceDevice>, rkey: u32) -> Option<Arc<MwCore>> {
-    let mw = dev.data().mws().get(mr::key_index(rkey))?;
+fn find(mws: &Pool<MwCore>, rkey: u32) -> Option<Arc<MwCore>> {
+    let mw = mws.get(mr::key_index(rkey))?;
     let current = mw.binding.lock().rkey;
     (current == rkey).then_some(mw)
 }
 
 /// Binds a window for `qp` as `bind` asks (IBA 10.6.7.2, C10-72 to C10-75).
-pub(crate) fn bind(dev: &Device<RroceDevice>, qp: &QpCore, bind: &MwBind) -> Result<(), Refused> {
-    let mw = find(dev, bind.mw_rkey).ok_or(Refused)?;
+pub(crate) fn bind(keys: Keys<'_>, qp: ForQp, bind: &MwBind) -> Result<(), Refused> {
+    let mw = find(keys.mws, bind.mw_rkey).ok_or(Refused)?;
     let access = Access::from_bits(bind.access);
     let zero_based = access.contains(Access::ZERO_BASED);
     // o10-36.2.2: a type 1 window is never zero based.
@@ -151,7 +158,7 @@ pub(crate) fn bind(dev: &Device<RroceDevice>, qp: &QpCore, bind: &MwBind) -> Res
         }
         None
     } else {
-        let mr = mr::find(dev, bind.mr_lkey, qp.pd).map_err(|_| Refused)?;
+        let mr = mr::find(keys.mrs, bind.mr_lkey, qp.pd).map_err(|_| Refused)?;
         let writes =
             access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC);
         let mr_access = mr.access();
@@ -188,12 +195,12 @@ pub(crate) fn bind(dev: &Device<RroceDevice>, qp: &QpCore, bind: &MwBind) -> Res
 /// peer's SEND with Invalidate to `qp` (`remote`), which must be the QP the
 /// window is bound to.
 pub(crate) fn invalidate(
-    dev: &Device<RroceDevice>,
-    qp: &QpCore,
+    mws: &Pool<MwCore>,
+    qp: ForQp,
     rkey: u32,
     remote: bool,
 ) -> Result<(), Refused> {
-    let mw = find(dev, rkey).ok_or(Refused)?;
+    let mw = find(mws, rkey).ok_or(Refused)?;
     if mw.mw_type != MwType::Type2 || mw.pd != qp.pd {
         return Err(Refused);
     }
@@ -211,9 +218,9 @@ pub(crate) fn invalidate(
 
 /// Unbinds the type 2 windows bound to QP `qpn`, which is going away, so
 /// that a QP given its number later cannot use them.
-pub(crate) fn qp_destroyed(dev: &Device<RroceDevice>, qpn: u32) {
+pub(crate) fn qp_destroyed(mws: &Pool<MwCore>, qpn: u32) {
     // Under the map's mutex, which allows the last MR reference to go.
-    dev.data().mws().for_each(|mw| {
+    mws.for_each(|mw| {
         let mut b = mw.binding.lock();
         if b.window.as_ref().is_some_and(|w| w.qpn == Some(qpn)) {
             let window = b.window.take();
@@ -223,16 +230,33 @@ pub(crate) fn qp_destroyed(dev: &Device<RroceDevice>, qpn: u32) {
     });
 }
 
-/// As [`mr::lookup`], for a window's rkey sent to `qp`.
-pub(crate) fn lookup(
-    dev: &Device<RroceDevice>,
-    qp: &QpCore,
+/// As [`mr::lookup`], for an rkey a peer sent to `qp`: an MR's, or a
+/// memory window's.
+pub(crate) fn lookup_remote(
+    keys: Keys<'_>,
+    qp: ForQp,
     rkey: u32,
     access: Access,
     va: u64,
     len: u64,
 ) -> Result<(Arc<MrCore>, usize), MrError> {
-    let mw = find(dev, rkey).ok_or(MrError::Key)?;
+    if is_mw_key(rkey) {
+        lookup(keys.mws, qp, rkey, access, va, len)
+    } else {
+        mr::lookup(keys.mrs, rkey, qp.pd, access, va, len)
+    }
+}
+
+/// As [`mr::lookup`], for a window's rkey sent to `qp`.
+fn lookup(
+    mws: &Pool<MwCore>,
+    qp: ForQp,
+    rkey: u32,
+    access: Access,
+    va: u64,
+    len: u64,
+) -> Result<(Arc<MrCore>, usize), MrError> {
+    let mw = find(mws, rkey).ok_or(MrError::Key)?;
     if mw.pd != qp.pd {
         return Err(MrError::Key);
     }

@@ -11,7 +11,7 @@
 
 use crate::counters::Counter;
 use crate::cq::CqCore;
-use crate::device::{RroceDevice, PORT};
+use crate::device::RroceDevice;
 use crate::index::Pool;
 use crate::kernel_ext::{
     errno::eopnotsupp,
@@ -25,6 +25,10 @@ use crate::kernel_ext::{
     },
 };
 use crate::kqueue::{Fifo, KernelQueue, KernelQueues};
+use crate::limits::{
+    FIRST_QPN, LAST_QPN, MAX_24BIT, MAX_INLINE_DATA, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, PORT,
+};
+use crate::mw::ForQp;
 use crate::proto::queue::{Ring, MIN_ELEM_SIZE};
 use crate::proto::{
     headers::{Bth, DEFAULT_PKEY},
@@ -45,29 +49,12 @@ use kernel::{
 
 /// QP1, the general services QP.
 const GSI_QPN: u32 = 1;
-/// QP numbers: 0 and 1 are the special QPs of IB, and numbers up to 15 stay
-/// free as in the C rxe.
-const FIRST_QPN: u32 = 16;
-const LAST_QPN: u32 = (1 << 16) - 1;
-/// The most QPs a device holds.
-pub(crate) const MAX_QP: u32 = LAST_QPN - FIRST_QPN + 1;
-/// The most work requests per queue: a 16 Ki-slot ring.
-pub(crate) const MAX_QP_WR: u32 = (1 << 14) - 1;
-/// The most scatter/gather entries per work request, as the C rxe.
-pub(crate) const MAX_SGE: u32 = 32;
-/// The most inline data per send: the room of `MAX_SGE` entries.
-pub(crate) const MAX_INLINE_DATA: u32 = MAX_SGE * SGE_SIZE;
-
-/// The most RDMA READ and atomic requests in flight per QP, each way.
-pub(crate) const MAX_RD_ATOMIC: u8 = 128;
 /// The access rights a QP may be given: the remote ones it grants, and
 /// local write, which means nothing for a QP but which perftest sets.
 const QP_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::REMOTE_WRITE)
     .with(Access::REMOTE_READ)
     .with(Access::REMOTE_ATOMIC);
-/// PSNs and QP numbers are 24-bit, like the PSN type of the protocol core.
-const MAX_24BIT: u32 = Psn::MASK;
 
 /// The QPs of a device, by number.
 pub(crate) fn new_pool() -> impl PinInit<Pool<QpCore>, Error> {
@@ -335,7 +322,7 @@ impl Qp {
             ring.withdraw();
         }
         // Nothing binds for it any more: its number may go to a new QP.
-        crate::mw::qp_destroyed(dev, self.core.qpn);
+        crate::mw::qp_destroyed(dev.data().mws(), self.core.qpn);
         dev.data().qps().free(self.core.qpn);
     }
 }
@@ -446,6 +433,14 @@ impl QpCore {
             (Some(sq), _) => sq.publish_consumer(head),
             (None, Some(k)) => k.send.completed(),
             (None, None) => {}
+        }
+    }
+
+    /// What memory windows know of this QP.
+    pub(crate) fn for_mw(&self) -> ForQp {
+        ForQp {
+            pd: self.pd,
+            qpn: self.qpn,
         }
     }
 

@@ -18,6 +18,7 @@ use crate::kernel_ext::{
         Access, Device, QpState, QpType,
     },
 };
+use crate::limits::MAX_MSG_SIZE;
 use crate::mr::MrError;
 use crate::mw;
 use crate::proto::{
@@ -31,9 +32,6 @@ use crate::qp::{QpCore, QpInner};
 use crate::seg::Memory;
 use crate::send_queue::{fetch, kind, Entry, Fetched, UdDest};
 use kernel::prelude::*;
-
-/// The longest message, as the device reports.
-const MAX_MSG: u32 = 1 << 31;
 
 /// A failed request: the completion status it ends with.
 fn mr_status(e: MrError) -> WcStatus {
@@ -93,9 +91,10 @@ fn take(
         Access::from_bits(0)
     };
     let data = core::mem::replace(&mut wqe.data, SendData::Inline(KVec::new()));
-    let local = Memory::for_send(dev, data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
+    let local =
+        Memory::for_send(dev.data().mrs(), data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
     let len = local.len();
-    if len != wqe.length as usize || wqe.length > MAX_MSG || (atomic && len != 8) {
+    if len != wqe.length as usize || wqe.length > MAX_MSG_SIZE || (atomic && len != 8) {
         return Err(fail(WcStatus::LocLenErr));
     }
     let ud = if qp.qp_type.is_ud() {
@@ -139,9 +138,12 @@ fn take(
 /// Carries out a memory window bind or a local invalidation.
 fn local_op(dev: &Device<RroceDevice>, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcStatus> {
     match &wqe.mw {
-        Some(bind) => mw::bind(dev, qp, bind).map_err(|_| WcStatus::MwBindErr),
+        Some(bind) => {
+            mw::bind(dev.data().keys(), qp.for_mw(), bind).map_err(|_| WcStatus::MwBindErr)
+        }
         // Only type 2 windows can be invalidated: user MRs cannot.
-        None => mw::invalidate(dev, qp, wqe.ex, false).map_err(|_| WcStatus::LocQpOpErr),
+        None => mw::invalidate(dev.data().mws(), qp.for_mw(), wqe.ex, false)
+            .map_err(|_| WcStatus::LocQpOpErr),
     }
 }
 

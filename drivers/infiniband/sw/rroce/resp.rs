@@ -16,7 +16,8 @@ use crate::kernel_ext::rdma::{
     },
     Access, AtomicOp, Device, QpState, QpType,
 };
-use crate::mr::{self, MrCore, MrError};
+use crate::limits::MAX_RD_ATOMIC;
+use crate::mr::{MrCore, MrError};
 use crate::mw;
 use crate::proto::{
     headers::{Aeth, AtomicAckEth, NakCode, Syndrome, UNLIMITED_CREDITS},
@@ -24,7 +25,7 @@ use crate::proto::{
     packet::{ExtHeaders, Headers, Packet},
     psn::Psn,
 };
-use crate::qp::{QpCore, QpInner, MAX_RD_ATOMIC};
+use crate::qp::{QpCore, QpInner};
 use crate::seg::Memory;
 use crate::srq::Taken;
 use kernel::{prelude::*, sync::Arc};
@@ -327,7 +328,7 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
             return Err(Refusal::Local(WcStatus::LocQpOpErr));
         }
     };
-    let segs = match Memory::for_recv(dev, wqe.data, qp.pd) {
+    let segs = match Memory::for_recv(dev.data().mrs(), wqe.data, qp.pd) {
         Ok(segs) => segs,
         Err(_) => {
             // Complete it in error with its own id.
@@ -402,7 +403,7 @@ fn execute(
                 if let Some(ieth) = pkt.headers.ext.ieth {
                     // As the C rxe: the receive completes in error, and
                     // the peer is told its request was invalid.
-                    mw::invalidate(dev, qp, ieth.rkey, true)
+                    mw::invalidate(dev.data().mws(), qp.for_mw(), ieth.rkey, true)
                         .map_err(|_| Refusal::Local(WcStatus::RemInvReqErr))?;
                 }
                 finish_recv(qp, inner, pkt, WcOpcode::Recv, None);
@@ -418,9 +419,9 @@ fn execute(
                 if !qp_access.contains(Access::REMOTE_WRITE) {
                     return Err(Refusal::Nak(NakCode::RemoteAccessError));
                 }
-                let (mr, offset) = mr::lookup_remote(
-                    dev,
-                    qp,
+                let (mr, offset) = mw::lookup_remote(
+                    dev.data().keys(),
+                    qp.for_mw(),
                     reth.rkey,
                     Access::REMOTE_WRITE,
                     reth.va,
@@ -478,7 +479,14 @@ fn execute(
                 .ext
                 .atomic
                 .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-            let (mr, offset) = mr::lookup_remote(dev, qp, a.rkey, Access::REMOTE_ATOMIC, a.va, 8)?;
+            let (mr, offset) = mw::lookup_remote(
+                dev.data().keys(),
+                qp.for_mw(),
+                a.rkey,
+                Access::REMOTE_ATOMIC,
+                a.va,
+                8,
+            )?;
             if a.va % 8 != 0 {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
             }
@@ -545,9 +553,9 @@ fn read(
         .reth
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let len = reth.dma_len as usize;
-    let (mr, offset) = mr::lookup_remote(
-        dev,
-        qp,
+    let (mr, offset) = mw::lookup_remote(
+        dev.data().keys(),
+        qp.for_mw(),
         reth.rkey,
         Access::REMOTE_READ,
         reth.va,

@@ -24,6 +24,7 @@ mod cq;
 mod device;
 mod index;
 mod kqueue;
+mod limits;
 mod mr;
 mod mw;
 mod netdev;

@@ -4,10 +4,10 @@
 //! memory regions once, when the request is taken from its ring, so every
 //! packet after that copies without a lookup and within checked bounds.
 
-use crate::device::RroceDevice;
+use crate::index::Pool;
 use crate::kernel_ext::rdma::{
     rxe_abi::{RecvData, SendData, Sge},
-    Access, Device, KernelSegs,
+    Access, KernelSegs,
 };
 use crate::kernel_ext::walk_pieces;
 use crate::mr::{self, MrCore, MrError};
@@ -27,10 +27,10 @@ pub(crate) struct SegList {
 }
 
 impl SegList {
-    /// Resolves `sges` in PD `pd`, with `access` to each; zero-length SGEs
-    /// are skipped, as IB allows any key for them.
+    /// Resolves `sges` to the MRs `mrs` in PD `pd`, with `access` to each;
+    /// zero-length SGEs are skipped, as IB allows any key for them.
     pub(crate) fn resolve(
-        dev: &Device<RroceDevice>,
+        mrs: &Pool<MrCore>,
         sges: &[Sge],
         pd: u32,
         access: Access,
@@ -39,7 +39,7 @@ impl SegList {
         let mut total = 0usize;
         for sge in sges.iter().filter(|s| s.length != 0) {
             let len = sge.length as u64;
-            let (mr, offset) = mr::lookup(dev, sge.lkey, pd, access, sge.addr, len)?;
+            let (mr, offset) = mr::lookup(mrs, sge.lkey, pd, access, sge.addr, len)?;
             total = total
                 .checked_add(sge.length as usize)
                 .ok_or(MrError::Range)?;
@@ -108,29 +108,25 @@ pub(crate) enum Memory {
 }
 
 impl Memory {
-    /// A send's data: `access` is what it needs of its MRs.
+    /// A send's data: `access` is what it needs of its MRs, among `mrs`.
     pub(crate) fn for_send(
-        dev: &Device<RroceDevice>,
+        mrs: &Pool<MrCore>,
         data: SendData,
         pd: u32,
         access: Access,
     ) -> Result<Self, MrError> {
         Ok(match data {
             SendData::Inline(bytes) => Self::Inline(bytes),
-            SendData::Sges(sges) => Self::Mr(SegList::resolve(dev, &sges, pd, access)?),
+            SendData::Sges(sges) => Self::Mr(SegList::resolve(mrs, &sges, pd, access)?),
             SendData::Kernel(segs) => Self::Kernel(segs),
         })
     }
 
-    /// A receive's memory, which it writes.
-    pub(crate) fn for_recv(
-        dev: &Device<RroceDevice>,
-        data: RecvData,
-        pd: u32,
-    ) -> Result<Self, MrError> {
+    /// A receive's memory, which it writes, among the MRs `mrs`.
+    pub(crate) fn for_recv(mrs: &Pool<MrCore>, data: RecvData, pd: u32) -> Result<Self, MrError> {
         Ok(match data {
             RecvData::Sges(sges) => {
-                Self::Mr(SegList::resolve(dev, &sges, pd, Access::LOCAL_WRITE)?)
+                Self::Mr(SegList::resolve(mrs, &sges, pd, Access::LOCAL_WRITE)?)
             }
             RecvData::Kernel(segs) => Self::Kernel(segs),
         })

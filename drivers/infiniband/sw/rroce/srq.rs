@@ -11,7 +11,7 @@ use crate::kernel_ext::{
         SrqAttr, SrqMask, SrqNotifier, UData, UserContext,
     },
 };
-use crate::qp::{MAX_QP_WR, MAX_SGE};
+use crate::limits::{MAX_QP_WR, MAX_SGE};
 use crate::ring::UserRing;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -19,9 +19,6 @@ use kernel::{
     prelude::*,
     sync::{Arc, Mutex},
 };
-
-/// The most SRQs a device holds.
-pub(crate) const MAX_SRQ: u32 = 1 << 16;
 
 /// SRQ numbers, which the rxe provider only uses for XRC: a counter.
 static LAST_SRQ_NUM: AtomicU32 = AtomicU32::new(0);

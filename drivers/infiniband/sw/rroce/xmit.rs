@@ -5,12 +5,12 @@
 //! and hand it to IP, or straight back to our receive path when the
 //! destination is an address of this host.
 
-use crate::device::{RroceDevice, PORT};
 use crate::kernel_ext::{
     crc32_le,
     net::{Path, Route, SkBuff},
-    rdma::{Av, Device},
+    rdma::{Av, Device, Driver},
 };
+use crate::limits::PORT;
 use crate::proto::{
     icrc,
     packet::{packet_len, pad_len, Headers},
@@ -35,8 +35,8 @@ pub(crate) fn source_port(qpn: u32) -> u16 {
 
 /// Sends one packet to `av` with `headers` and a payload of `payload_len`
 /// bytes, which `fill` writes.
-pub(crate) fn send<E: From<Error>>(
-    dev: &Device<RroceDevice>,
+pub(crate) fn send<T: Driver, E: From<Error>>(
+    dev: &Device<T>,
     av: &Av,
     sport: u16,
     mut headers: Headers,
