@@ -4,7 +4,7 @@
 //! provider names them in work requests by the number the kernel hands out
 //! on creation (`ah_num`), which the requester looks up.
 
-use crate::index::Pool;
+use crate::index::{PdNum, Pool};
 use crate::kernel_ext::rdma::{rxe_abi::CreateAhResp, Av, UData};
 use crate::limits::MAX_AH;
 use kernel::{prelude::*, sync::Arc};
@@ -23,13 +23,18 @@ pub(crate) struct Ah {
 pub(crate) struct AhCore {
     pub(crate) av: Av,
     /// The protection domain, which the QPs using it must share.
-    pub(crate) pd: u32,
+    pub(crate) pd: PdNum,
 }
 
 impl Ah {
     /// An AH among `ahs` for `av` in PD `pd`; the response tells the
     /// process its number.
-    pub(crate) fn create(ahs: &Pool<AhCore>, pd: u32, av: &Av, udata: &UData<'_>) -> Result<Self> {
+    pub(crate) fn create(
+        ahs: &Pool<AhCore>,
+        pd: PdNum,
+        av: &Av,
+        udata: &UData<'_>,
+    ) -> Result<Self> {
         let (num, _) = ahs.add(|_| Ok(Arc::new(AhCore { av: *av, pd }, GFP_KERNEL)?))?;
         udata
             .respond(&CreateAhResp::new(num))

@@ -9,7 +9,7 @@
 use crate::ah::{self, Ah, AhCore};
 use crate::counters::{self, Counter, Counters};
 use crate::cq::Cq;
-use crate::index::Pool;
+use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     msleep,
     net::NetDevice,
@@ -159,7 +159,7 @@ fn check_port(port: u32) -> Result {
 impl Driver for RroceDevice {
     type UContext = ();
     /// A protection domain is a number that its MRs and QPs share.
-    type Pd = u32;
+    type Pd = PdNum;
     type Shared = Transport;
     type Cq = Cq;
     type Mr = Mr;
@@ -258,12 +258,9 @@ impl Driver for RroceDevice {
         Ok(())
     }
 
-    fn alloc_pd(dev: &Device<Self>, _udata: &UData<'_>) -> Result<u32> {
-        Ok(dev
-            .data()
-            .last_pd
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(1))
+    fn alloc_pd(dev: &Device<Self>, _udata: &UData<'_>) -> Result<PdNum> {
+        let last = dev.data().last_pd.fetch_add(1, Ordering::Relaxed);
+        Ok(PdNum::new(last.wrapping_add(1)))
     }
 
     fn create_cq(
@@ -287,18 +284,18 @@ impl Driver for RroceDevice {
         cq.poll(out)
     }
 
-    fn reg_user_mr(dev: &Device<Self>, pd: &u32, region: &UserRegion) -> Result<(Mr, MrKeys)> {
+    fn reg_user_mr(dev: &Device<Self>, pd: &PdNum, region: &UserRegion) -> Result<(Mr, MrKeys)> {
         Mr::register(dev, dev.data().mrs(), *pd, region)
     }
 
-    fn get_dma_mr(_dev: &Device<Self>, _pd: &u32, access: Access) -> Result<(Mr, MrKeys)> {
+    fn get_dma_mr(_dev: &Device<Self>, _pd: &PdNum, access: Access) -> Result<(Mr, MrKeys)> {
         Mr::dma(access)
     }
 
     fn rereg_user_mr(
         _dev: &Device<Self>,
         mr: &Mr,
-        pd: Option<&u32>,
+        pd: Option<&PdNum>,
         access: Option<Access>,
     ) -> Result {
         mr.rereg(pd.copied(), access)
@@ -308,7 +305,7 @@ impl Driver for RroceDevice {
         mr.deregister(dev.data().mrs())
     }
 
-    fn alloc_mw(dev: &Device<Self>, pd: &u32, mw_type: MwType) -> Result<(Mw, u32)> {
+    fn alloc_mw(dev: &Device<Self>, pd: &PdNum, mw_type: MwType) -> Result<(Mw, u32)> {
         Mw::alloc(dev.data().mws(), *pd, mw_type)
     }
 
@@ -318,7 +315,7 @@ impl Driver for RroceDevice {
 
     fn create_qp(
         dev: &Device<Self>,
-        pd: &u32,
+        pd: &PdNum,
         init: &mut QpInit,
         cqs: QpCqs<'_, Self>,
         user: Option<(&UserContext, &UData<'_>)>,
@@ -340,7 +337,7 @@ impl Driver for RroceDevice {
 
     fn create_srq(
         _dev: &Device<Self>,
-        _pd: &u32,
+        _pd: &PdNum,
         attr: &SrqAttr,
         notifier: Arc<SrqNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
@@ -360,7 +357,7 @@ impl Driver for RroceDevice {
         drop(srq);
     }
 
-    fn create_user_ah(dev: &Device<Self>, pd: &u32, av: &Av, udata: &UData<'_>) -> Result<Ah> {
+    fn create_user_ah(dev: &Device<Self>, pd: &PdNum, av: &Av, udata: &UData<'_>) -> Result<Ah> {
         Ah::create(dev.data().ahs(), *pd, av, udata)
     }
 

@@ -16,6 +16,23 @@ use kernel::{
 
 const WORD_BITS: u32 = 64;
 
+/// A protection domain's number, which the MRs, memory windows, AHs and QPs
+/// created in it carry: an object may only use another of the same PD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PdNum(u32);
+
+impl PdNum {
+    /// PD number `n`.
+    pub(crate) const fn new(n: u32) -> Self {
+        Self(n)
+    }
+
+    /// The number, to store where a PD may change (an MR's).
+    pub(crate) const fn get(self) -> u32 {
+        self.0
+    }
+}
+
 /// Numbers `first..=last`, each taken or free.
 #[pin_data]
 struct IndexTable {

@@ -8,7 +8,7 @@
 //! it was not told about by counting, nor a new MR by an old key. MRs have
 //! the lower half of the indices, memory windows (`mw.rs`) the upper half.
 
-use crate::index::Pool;
+use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
@@ -86,7 +86,7 @@ impl Mr {
     pub(crate) fn register<T: Driver>(
         dev: &Device<T>,
         mrs: &Pool<MrCore>,
-        pd: u32,
+        pd: PdNum,
         region: &UserRegion,
     ) -> Result<(Self, MrKeys)> {
         if !SUPPORTED_ACCESS.contains(region.access) {
@@ -102,7 +102,7 @@ impl Mr {
                 iova: region.iova,
                 access: AtomicU32::new(region.access.bits()),
                 key: make_key(index, random_u32()),
-                pd: AtomicU32::new(pd),
+                pd: AtomicU32::new(pd.get()),
                 writable: region.access.is_writable(),
                 windows: AtomicU32::new(0),
             };
@@ -131,7 +131,7 @@ impl Mr {
 
     /// Moves the MR to PD `pd` or gives it `access`, in place. Write rights
     /// for pages that were pinned read-only need new pages: `EOPNOTSUPP`.
-    pub(crate) fn rereg(&self, pd: Option<u32>, access: Option<Access>) -> Result {
+    pub(crate) fn rereg(&self, pd: Option<PdNum>, access: Option<Access>) -> Result {
         let core = self.core.as_ref().ok_or_else(eopnotsupp)?;
         if let Some(access) = access {
             if !SUPPORTED_ACCESS.contains(access) {
@@ -147,7 +147,7 @@ impl Mr {
             if pd != core.pd() && core.windows.load(Ordering::Acquire) != 0 {
                 return Err(EBUSY);
             }
-            core.pd.store(pd, Ordering::Release);
+            core.pd.store(pd.get(), Ordering::Release);
         }
         Ok(())
     }
@@ -168,7 +168,7 @@ impl Mr {
 }
 
 /// Finds the MR `key` names among `mrs`, in PD `pd`.
-pub(crate) fn find(mrs: &Pool<MrCore>, key: u32, pd: u32) -> Result<Arc<MrCore>, MrError> {
+pub(crate) fn find(mrs: &Pool<MrCore>, key: u32, pd: PdNum) -> Result<Arc<MrCore>, MrError> {
     mrs.get(key_index(key))
         .filter(|mr| mr.key == key && mr.pd() == pd)
         .ok_or(MrError::Key)
@@ -179,7 +179,7 @@ pub(crate) fn find(mrs: &Pool<MrCore>, key: u32, pd: u32) -> Result<Arc<MrCore>,
 pub(crate) fn lookup(
     mrs: &Pool<MrCore>,
     key: u32,
-    pd: u32,
+    pd: PdNum,
     access: Access,
     va: u64,
     len: u64,
@@ -199,8 +199,8 @@ impl MrCore {
     }
 
     /// The PD it belongs to now.
-    pub(crate) fn pd(&self) -> u32 {
-        self.pd.load(Ordering::Acquire)
+    pub(crate) fn pd(&self) -> PdNum {
+        PdNum::new(self.pd.load(Ordering::Acquire))
     }
 
     /// The offset of the `len` bytes at `va`, if they are all in the MR.

@@ -10,7 +10,7 @@
 //! and is unbound by a bind of length 0; a type 2 (2B) window belongs to the
 //! QP that bound it and is unbound by an invalidation, local or remote.
 
-use crate::index::Pool;
+use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     random_u32,
     rdma::{rxe_abi::MwBind, Access, MwType},
@@ -56,7 +56,7 @@ pub(crate) struct Mw {
 #[pin_data]
 pub(crate) struct MwCore {
     mw_type: MwType,
-    pd: u32,
+    pd: PdNum,
     #[pin]
     binding: SpinLock<Binding>,
 }
@@ -96,7 +96,7 @@ pub(crate) struct Keys<'a> {
 /// its number, which type 2 windows are bound to.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ForQp {
-    pub(crate) pd: u32,
+    pub(crate) pd: PdNum,
     pub(crate) qpn: u32,
 }
 
@@ -107,7 +107,7 @@ pub(crate) struct Refused;
 impl Mw {
     /// A new unbound window among `mws`, in PD `pd`; returns it with its
     /// rkey.
-    pub(crate) fn alloc(mws: &Pool<MwCore>, pd: u32, mw_type: MwType) -> Result<(Self, u32)> {
+    pub(crate) fn alloc(mws: &Pool<MwCore>, pd: PdNum, mw_type: MwType) -> Result<(Self, u32)> {
         let mut rkey = 0;
         let (_, core) = mws.add(|index| {
             rkey = mr::make_key(index, random_u32());

@@ -12,7 +12,7 @@
 use crate::counters::Counter;
 use crate::cq::CqCore;
 use crate::device::RroceDevice;
-use crate::index::Pool;
+use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
@@ -72,7 +72,7 @@ pub(crate) struct QpCore {
     pub(crate) qpn: u32,
     pub(crate) qp_type: QpType,
     /// The protection domain, which its work requests' MRs must share.
-    pub(crate) pd: u32,
+    pub(crate) pd: PdNum,
     pub(crate) caps: QpCaps,
     /// Every send request completes, signalled or not.
     pub(crate) sq_sig_all: bool,
@@ -113,7 +113,7 @@ impl Qp {
     /// response, or for a kernel consumer; `init.caps` becomes what it holds.
     pub(crate) fn create(
         dev: &Device<RroceDevice>,
-        pd: u32,
+        pd: PdNum,
         init: &mut QpInit,
         links: &QpCqs<'_, RroceDevice>,
         user: Option<(&UserContext, &UData<'_>)>,

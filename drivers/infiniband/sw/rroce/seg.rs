@@ -4,7 +4,7 @@
 //! memory regions once, when the request is taken from its ring, so every
 //! packet after that copies without a lookup and within checked bounds.
 
-use crate::index::Pool;
+use crate::index::{PdNum, Pool};
 use crate::kernel_ext::rdma::{
     rxe_abi::{RecvData, SendData, Sge},
     Access, KernelSegs,
@@ -32,7 +32,7 @@ impl SegList {
     pub(crate) fn resolve(
         mrs: &Pool<MrCore>,
         sges: &[Sge],
-        pd: u32,
+        pd: PdNum,
         access: Access,
     ) -> Result<Self, MrError> {
         let mut segs = KVec::with_capacity(sges.len(), GFP_KERNEL).map_err(|_| MrError::Key)?;
@@ -112,7 +112,7 @@ impl Memory {
     pub(crate) fn for_send(
         mrs: &Pool<MrCore>,
         data: SendData,
-        pd: u32,
+        pd: PdNum,
         access: Access,
     ) -> Result<Self, MrError> {
         Ok(match data {
@@ -123,7 +123,7 @@ impl Memory {
     }
 
     /// A receive's memory, which it writes, among the MRs `mrs`.
-    pub(crate) fn for_recv(mrs: &Pool<MrCore>, data: RecvData, pd: u32) -> Result<Self, MrError> {
+    pub(crate) fn for_recv(mrs: &Pool<MrCore>, data: RecvData, pd: PdNum) -> Result<Self, MrError> {
         Ok(match data {
             RecvData::Sges(sges) => {
                 Self::Mr(SegList::resolve(mrs, &sges, pd, Access::LOCAL_WRITE)?)
