@@ -13,18 +13,19 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
-    kverbs::{self, QpHandle, KERNEL_WC_SIZE},
+    kverbs,
     object::Object,
     qp::write_cap,
-    rxe_abi::{RecvWqe, SendWqe, Wc},
     srq::{RawSrq, SrqAttr, SrqMask, SrqNotifier},
     stats::{self, StatDescs},
+    work::{QpHandle, RecvWqe, SendWqe},
     Access, Av, DeviceAttr, LinkLayer, MwType, PortAttr, PortEvent, PortImmutable, QpAttr, QpCaps,
     QpChange, QpInit, UData,
 };
 use crate::{
     bindings,
     kernel_ext::net::{NetDevice, NetDeviceRef, SkBuff},
+    proto::cqe::KERNEL_WC_SIZE,
 };
 use core::{marker::PhantomData, mem::offset_of, ptr::addr_of_mut};
 use kernel::{
@@ -1608,7 +1609,7 @@ impl<T: Driver> Adapter<T> {
             let got = T::poll_cq(&unsafe { CqObject::<T>::data(cq) }.data, &mut buf[..n]);
             for b in &buf[..got] {
                 // SAFETY: The caller gave room for `num` completions.
-                Wc::write_kernel(b, unsafe { &mut *wc.add(done) });
+                kverbs::write_wc(b, unsafe { &mut *wc.add(done) });
                 done += 1;
             }
             if got < n {

@@ -5,7 +5,8 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 mod device;
-pub(crate) mod kverbs;
+mod kernel_segs;
+mod kverbs;
 mod link;
 mod mmap;
 mod mr;
@@ -16,18 +17,20 @@ pub(crate) mod rxe_abi;
 mod srq;
 mod stats;
 mod udata;
+mod work;
 
 pub(crate) use device::{
     CqAttr, CqNotifier, Device, DeviceParams, Driver, MrKeys, QpCqs, Registry, UserContext,
     UserRegion,
 };
-pub(crate) use kverbs::{KernelSegs, QpHandle, KERNEL_WC_SIZE};
+pub(crate) use kernel_segs::{KernelSegs, LOCAL_DMA_LKEY};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, AtomicOp, Umem};
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
 pub(crate) use srq::{SrqAttr, SrqMask, SrqNotifier};
 pub(crate) use udata::UData;
+pub(crate) use work::{QpHandle, RecvData, RecvWqe, SendData, SendWqe, Wc};
 
 use crate::bindings;
 

@@ -12,16 +12,15 @@ use crate::counters::Counter;
 use crate::device::RroceDevice;
 use crate::kernel_ext::{
     jiffies,
-    rdma::{
-        rxe_abi::{Wc, WcOpcode, WcStatus, SEND_SIGNALED},
-        Device, QpState, QpType,
-    },
+    rdma::{Device, QpState, QpType, Wc},
 };
 use crate::proto::{
+    cqe::{WcOpcode, WcStatus},
     headers::{NakCode, Syndrome},
     opcode::Operation,
     packet::Packet,
     window::{ReadResponse, RnrNak, Timer},
+    wqe::SEND_SIGNALED,
 };
 use crate::qp::{QpCore, QpInner};
 use crate::send_queue::{fetch, Entry, Fetched, Jiffies};

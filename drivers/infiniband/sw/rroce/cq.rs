@@ -11,11 +11,12 @@
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
-        rxe_abi::{CreateCqResp, ResizeCqResp, Wc, USER_WC_SIZE},
-        CqAttr, CqNotifier, UData, UserContext, KERNEL_WC_SIZE,
+        rxe_abi::{CreateCqResp, ResizeCqResp},
+        CqAttr, CqNotifier, UData, UserContext, Wc,
     },
 };
 use crate::limits::MAX_CQE;
+use crate::proto::cqe::{KERNEL_WC_SIZE, USER_WC_SIZE};
 use crate::ring::UserRing;
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{

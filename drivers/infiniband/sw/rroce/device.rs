@@ -15,12 +15,10 @@ use crate::kernel_ext::{
     net::NetDevice,
     net::SkBuff,
     rdma::{
-        self,
-        rxe_abi::{RecvWqe, SendWqe},
-        uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
+        self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
         Global, LinkLayer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortEvent,
-        PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, Registry, SrqAttr,
-        SrqMask, SrqNotifier, UData, UserContext, UserRegion, KERNEL_WC_SIZE,
+        PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, RecvWqe, Registry,
+        SendWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
     },
 };
 use crate::limits::{
@@ -29,6 +27,7 @@ use crate::limits::{
 };
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
+use crate::proto::cqe::KERNEL_WC_SIZE;
 use crate::qp::{self, Qp, QpCore};
 use crate::srq::Srq;
 use crate::udp::{Transport, TransportUse};

@@ -7,7 +7,7 @@
 
 use crate::kernel_ext::{
     llist::AtomicQueue,
-    rdma::rxe_abi::{RecvWqe, SendWqe},
+    rdma::{RecvWqe, SendWqe},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;

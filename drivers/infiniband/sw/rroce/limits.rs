@@ -4,8 +4,8 @@
 //! these, and the object pools and the checks on each verb enforce them.
 //! Documentation/user-guide.rst says why each has its value.
 
-use crate::kernel_ext::rdma::rxe_abi::SGE_SIZE;
 use crate::proto::psn::Psn;
+use crate::proto::wqe::SGE_SIZE;
 
 /// The only port, numbered from 1 as in IB.
 pub(crate) const PORT: u32 = 1;

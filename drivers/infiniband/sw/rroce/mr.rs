@@ -12,7 +12,7 @@ use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
-    rdma::{kverbs::LOCAL_DMA_LKEY, Access, AtomicOp, Device, Driver, MrKeys, Umem, UserRegion},
+    rdma::{Access, AtomicOp, Device, Driver, MrKeys, Umem, UserRegion, LOCAL_DMA_LKEY},
 };
 use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX};
 use core::sync::atomic::{AtomicU32, Ordering};

@@ -13,10 +13,11 @@
 use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     random_u32,
-    rdma::{rxe_abi::MwBind, Access, MwType},
+    rdma::{Access, MwType},
 };
 use crate::limits::{FIRST_MW_INDEX, LAST_MW_INDEX};
 use crate::mr::{self, MrCore, MrError};
+use crate::proto::wqe::MwBind;
 use kernel::{
     new_spinlock,
     prelude::*,

@@ -16,12 +16,8 @@ use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
-        rxe_abi::{
-            CreateQpResp, RecvWqe, SendWqe, Wc, WcOpcode, WcStatus, RECV_WQE_SIZE, SEND_WQE_SIZE,
-            SGE_SIZE,
-        },
-        Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpHandle, QpInit, QpMask,
-        QpState, QpType, UData, UserContext,
+        rxe_abi::CreateQpResp, Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpHandle,
+        QpInit, QpMask, QpState, QpType, RecvWqe, SendWqe, UData, UserContext, Wc,
     },
 };
 use crate::kqueue::{Fifo, KernelQueue, KernelQueues};
@@ -31,10 +27,12 @@ use crate::limits::{
 use crate::mw::ForQp;
 use crate::proto::queue::{Ring, MIN_ELEM_SIZE};
 use crate::proto::{
+    cqe::{WcOpcode, WcStatus},
     headers::{Bth, DEFAULT_PKEY},
     opcode::Opcode,
     packet::{Headers, Packet},
     psn::Psn,
+    wqe::{RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
 };
 use crate::resp::Responder;
 use crate::ring::UserRing;

@@ -13,20 +13,19 @@ use crate::completer::{complete_done, error_wc, flush_before};
 use crate::device::RroceDevice;
 use crate::kernel_ext::{
     jiffies,
-    rdma::{
-        rxe_abi::{SendData, SendWqe, WcOpcode, WcStatus, WrOpcode, SEND_FENCE, SEND_SOLICITED},
-        Access, Device, QpState, QpType,
-    },
+    rdma::{Access, Device, QpState, QpType, SendData, SendWqe},
 };
 use crate::limits::MAX_MSG_SIZE;
 use crate::mr::MrError;
 use crate::mw;
 use crate::proto::{
+    cqe::{WcOpcode, WcStatus},
     headers::{AtomicEth, Deth, Ieth, ImmDt, Reth},
     opcode::{Ext, Opcode},
     packet::{ExtHeaders, Headers},
     psn::Psn,
     window::{Next, Track},
+    wqe::{WrOpcode, SEND_FENCE, SEND_SOLICITED},
 };
 use crate::qp::{QpCore, QpInner};
 use crate::seg::Memory;

@@ -10,20 +10,17 @@
 
 use crate::counters::Counter;
 use crate::device::RroceDevice;
-use crate::kernel_ext::rdma::{
-    rxe_abi::{
-        slot_wr_id, RecvWqe, Wc, WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE,
-    },
-    Access, AtomicOp, Device, QpState, QpType,
-};
+use crate::kernel_ext::rdma::{Access, AtomicOp, Device, QpState, QpType, RecvWqe, Wc};
 use crate::limits::MAX_RD_ATOMIC;
 use crate::mr::{MrCore, MrError};
 use crate::mw;
 use crate::proto::{
+    cqe::{WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
     headers::{Aeth, AtomicAckEth, NakCode, Syndrome, UNLIMITED_CREDITS},
     opcode::{Opcode, Operation, Transport},
     packet::{ExtHeaders, Headers, Packet},
     psn::Psn,
+    wqe::slot_wr_id,
 };
 use crate::qp::{QpCore, QpInner};
 use crate::seg::Memory;
@@ -304,7 +301,7 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
             }
             let buf = &mut inner.resp.scratch;
             rq.read(head, buf).map_err(|_| Refusal::NotReady)?;
-            RecvWqe::parse(buf, qp.caps.max_recv_sge).ok_or_else(|| slot_wr_id(buf))
+            RecvWqe::from_slot(buf, qp.caps.max_recv_sge).ok_or_else(|| slot_wr_id(buf))
         }
         (None, Some(srq)) => match srq.take() {
             Taken::Empty => return Err(Refusal::NotReady),

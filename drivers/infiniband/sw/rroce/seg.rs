@@ -5,12 +5,10 @@
 //! packet after that copies without a lookup and within checked bounds.
 
 use crate::index::{PdNum, Pool};
-use crate::kernel_ext::rdma::{
-    rxe_abi::{RecvData, SendData, Sge},
-    Access, KernelSegs,
-};
+use crate::kernel_ext::rdma::{Access, KernelSegs, RecvData, SendData};
 use crate::kernel_ext::walk_pieces;
 use crate::mr::{self, MrCore, MrError};
+use crate::proto::wqe::Sge;
 use kernel::{prelude::*, sync::Arc};
 
 /// A piece of a memory region.

@@ -12,16 +12,14 @@
 
 use crate::kernel_ext::{
     jiffies_to_usecs,
-    rdma::{
-        rxe_abi::{slot_wr_id, SendWqe, WrOpcode},
-        Av,
-    },
+    rdma::{Av, SendWqe},
     usecs_to_jiffies,
 };
 use crate::proto::{
     psn::Psn,
     queue::Ring,
     window::{Clock, Kind, SendWindow, Track},
+    wqe::{slot_wr_id, WrOpcode},
 };
 use crate::qp::{QpCore, QpInner};
 use crate::seg::Memory;
@@ -134,7 +132,7 @@ pub(crate) fn fetch(qp: &QpCore, inner: &mut QpInner, index: u32) -> Fetched {
             } else if sq.read(index, scratch).is_err() {
                 Fetched::Bad(0)
             } else {
-                SendWqe::parse(scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
+                SendWqe::from_slot(scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
                     .map_or(Fetched::Bad(slot_wr_id(scratch)), Fetched::Wqe)
             }
         }

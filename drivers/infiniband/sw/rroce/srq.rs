@@ -6,12 +6,10 @@
 
 use crate::kernel_ext::{
     errno::eopnotsupp,
-    rdma::{
-        rxe_abi::{slot_wr_id, CreateSrqResp, RecvWqe, RECV_WQE_SIZE, SGE_SIZE},
-        SrqAttr, SrqMask, SrqNotifier, UData, UserContext,
-    },
+    rdma::{rxe_abi::CreateSrqResp, RecvWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext},
 };
 use crate::limits::{MAX_QP_WR, MAX_SGE};
+use crate::proto::wqe::{slot_wr_id, RECV_WQE_SIZE, SGE_SIZE};
 use crate::ring::UserRing;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -148,7 +146,7 @@ impl SrqCore {
                 return Taken::Empty;
             }
             let taken = match self.ring.read(state.head, &mut state.scratch) {
-                Ok(()) => RecvWqe::parse(&state.scratch, self.max_sge)
+                Ok(()) => RecvWqe::from_slot(&state.scratch, self.max_sge)
                     .map_or(Taken::Bad(slot_wr_id(&state.scratch)), Taken::Wqe),
                 Err(_) => Taken::Bad(0),
             };

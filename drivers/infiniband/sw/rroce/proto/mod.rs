@@ -15,9 +15,11 @@
 //! ```text
 //! post_send -> requester: Opcode + Headers::write -> icrc::compute -> UDP
 //! UDP -> icrc::verify -> Packet::parse -> responder / completer (Psn, Aeth)
-//! user rings (send, recv, completion queues) -> queue::Ring index math
+//! user rings (send, recv, completion queues) -> queue::Ring index math,
+//!     wqe::SendWqe::parse, RecvWqe::parse; completions -> cqe::Wc::to_bytes
 //! ```
 
+pub(crate) mod cqe;
 pub(crate) mod headers;
 pub(crate) mod icrc;
 pub(crate) mod opcode;
@@ -27,3 +29,4 @@ pub(crate) mod queue;
 pub(crate) mod rtt;
 pub(crate) mod window;
 mod wire;
+pub(crate) mod wqe;
