@@ -167,7 +167,7 @@ pub(crate) struct KernelWc {
     pub(crate) byte_len: u32,
     pub(crate) ex: u32,
     pub(crate) src_qp: u32,
-    /// The flags as in the user element.
+    /// `WC_*`, as the kernel has them.
     pub(crate) flags: u32,
     pub(crate) qp: u64,
     /// 4 or 6 for a UD receive, else 0.
@@ -175,7 +175,8 @@ pub(crate) struct KernelWc {
 }
 
 impl KernelWc {
-    /// Reads a kernel CQ's element.
+    /// Reads a kernel CQ's element. Its flags are in the user format, whose
+    /// invalidate bit is another than the kernel's: that one is put back.
     pub(crate) fn read(b: &[u8; KERNEL]) -> Self {
         let flags = ne_u32(b, user::WC_FLAGS);
         Self {
@@ -185,7 +186,11 @@ impl KernelWc {
             byte_len: ne_u32(b, user::BYTE_LEN),
             ex: ne_u32(b, user::EX),
             src_qp: ne_u32(b, user::SRC_QP),
-            flags,
+            flags: if flags & USER_WC_WITH_INV != 0 {
+                flags & !USER_WC_WITH_INV | WC_WITH_INVALIDATE
+            } else {
+                flags
+            },
             qp: ne_u64(b, KERNEL_QP),
             ip_version: b[KERNEL_IP_VERSION],
         }
@@ -226,9 +231,11 @@ mod tests {
     }
 
     #[test]
-    fn invalidate_flag_is_the_user_bit_in_user_rings() {
+    fn invalidate_flag_is_the_user_bit_in_user_rings_only() {
         let user = wc(WC_WITH_INVALIDATE | WC_GRH).to_bytes();
         assert_eq!(ne_u32(&user, user::WC_FLAGS), USER_WC_WITH_INV | WC_GRH);
+        let kernel = KernelWc::read(&wc(WC_WITH_INVALIDATE | WC_GRH).to_kernel_bytes());
+        assert_eq!(kernel.flags, WC_WITH_INVALIDATE | WC_GRH);
     }
 
     #[test]
