@@ -176,7 +176,7 @@ fn complete_entry(qp: &QpCore, inner: &mut QpInner, e: &Entry, status: WcStatus)
     }
     let wc = Wc {
         byte_len: if ok { e.wqe.length } else { 0 },
-        ..error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status)
+        ..error_wc(qp, e.wqe.wr_id, WcOpcode::from(e.wqe.opcode), status)
     };
     qp.complete_send(inner, &wc, false);
 }
@@ -204,7 +204,7 @@ fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
     flush_before(qp, inner, index);
     if let Some(e) = inner.send.window.remove_failed(index) {
         qp.send_done(inner.send.window.head());
-        let wc = error_wc(qp, e.wqe.wr_id, e.wqe.opcode.wc_opcode(), status);
+        let wc = error_wc(qp, e.wqe.wr_id, WcOpcode::from(e.wqe.opcode), status);
         qp.complete_send(inner, &wc, false);
     }
     qp.enter_error(inner);
@@ -227,12 +227,12 @@ pub(crate) fn flush(
     while let Some(taken) = inner.send.window.pop() {
         qp.send_done(inner.send.window.head());
         if let Some(e) = taken {
-            add(e.wqe.wr_id, e.wqe.opcode.wc_opcode());
+            add(e.wqe.wr_id, WcOpcode::from(e.wqe.opcode));
         }
     }
     // Then what was posted and not taken yet, first the one fetched.
     if let Some(w) = pending {
-        add(w.wr_id, w.opcode.wc_opcode());
+        add(w.wr_id, WcOpcode::from(w.opcode));
         qp.send_done(inner.send.window.skip_untaken());
     }
     loop {
@@ -240,7 +240,7 @@ pub(crate) fn flush(
         match fetch(qp, inner, head) {
             Fetched::Empty => break,
             Fetched::Bad(wr_id) => add(wr_id, WcOpcode::Send),
-            Fetched::Wqe(w) => add(w.wr_id, w.opcode.wc_opcode()),
+            Fetched::Wqe(w) => add(w.wr_id, WcOpcode::from(w.opcode)),
         }
         qp.send_done(inner.send.window.skip_untaken());
     }

@@ -68,7 +68,7 @@ fn take(
     mtu: u32,
     qkey: u32,
 ) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
-    let fail = |status| (wqe.wr_id, wqe.opcode.wc_opcode(), status);
+    let fail = |status| (wqe.wr_id, WcOpcode::from(wqe.opcode), status);
     if !supported(qp.qp_type, wqe.opcode) {
         return Err(fail(WcStatus::LocQpOpErr));
     }

@@ -17,7 +17,7 @@
 //! The driver checks the user offsets and the values below against
 //! bindgen's at compile time.
 
-use super::wqe::{ne_u32, ne_u64};
+use super::wqe::{ne_u32, ne_u64, WrOpcode};
 
 /// `struct ib_uverbs_wc`: a user CQ's element, as the provider copies it.
 pub(crate) const USER_WC_SIZE: u32 = 48;
@@ -65,6 +65,21 @@ pub(crate) enum WcOpcode {
     LocalInv = 6,
     Recv = 1 << 7,
     RecvWriteImm = (1 << 7) + 1,
+}
+
+impl From<WrOpcode> for WcOpcode {
+    /// The completion opcode the sender of a request sees.
+    fn from(op: WrOpcode) -> Self {
+        match op {
+            WrOpcode::Write | WrOpcode::WriteImm => Self::Write,
+            WrOpcode::Send | WrOpcode::SendImm | WrOpcode::SendInv => Self::Send,
+            WrOpcode::Read => Self::Read,
+            WrOpcode::CmpSwap => Self::CmpSwap,
+            WrOpcode::FetchAdd => Self::FetchAdd,
+            WrOpcode::LocalInv => Self::LocalInv,
+            WrOpcode::BindMw => Self::BindMw,
+        }
+    }
 }
 
 /// A completion's status (`enum ib_wc_status`), those rroce reports.
@@ -236,6 +251,13 @@ mod tests {
         assert_eq!(ne_u32(&user, user::WC_FLAGS), USER_WC_WITH_INV | WC_GRH);
         let kernel = KernelWc::read(&wc(WC_WITH_INVALIDATE | WC_GRH).to_kernel_bytes());
         assert_eq!(kernel.flags, WC_WITH_INVALIDATE | WC_GRH);
+    }
+
+    #[test]
+    fn requests_complete_with_their_kind() {
+        assert_eq!(WcOpcode::from(WrOpcode::SendInv), WcOpcode::Send);
+        assert_eq!(WcOpcode::from(WrOpcode::WriteImm), WcOpcode::Write);
+        assert_eq!(WcOpcode::from(WrOpcode::BindMw), WcOpcode::BindMw);
     }
 
     #[test]
