@@ -16,7 +16,7 @@ use crate::mr::{MrCore, MrError};
 use crate::mw;
 use crate::proto::{
     cqe::{WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
-    headers::{Aeth, AtomicAckEth, NakCode, Syndrome, UNLIMITED_CREDITS},
+    headers::{Aeth, AtomicAckEth, NakCode, Reth, Syndrome, UNLIMITED_CREDITS},
     opcode::{Opcode, Operation, Transport},
     packet::{ExtHeaders, Headers, Packet},
     psn::Psn,
@@ -43,7 +43,8 @@ struct Recv {
 
 /// An RDMA WRITE being carried out.
 struct Write {
-    mr: Arc<MrCore>,
+    /// None for a zero-length WRITE, which names no memory.
+    mr: Option<Arc<MrCore>>,
     offset: usize,
     remaining: usize,
     /// The length its RETH announced, for a WRITE with immediate.
@@ -416,14 +417,7 @@ fn execute(
                 if !qp_access.contains(Access::REMOTE_WRITE) {
                     return Err(Refusal::Nak(NakCode::RemoteAccessError));
                 }
-                let (mr, offset) = mw::lookup_remote(
-                    dev.data().keys(),
-                    qp.for_mw(),
-                    reth.rkey,
-                    Access::REMOTE_WRITE,
-                    reth.va,
-                    reth.dma_len.into(),
-                )?;
+                let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_WRITE)?;
                 inner.resp.write = Some(Write {
                     mr,
                     offset,
@@ -444,7 +438,9 @@ fn execute(
             if len > w.remaining || (last && len != w.remaining) {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
             }
-            w.mr.write(w.offset, pkt.payload)?;
+            if let Some(mr) = &w.mr {
+                mr.write(w.offset, pkt.payload)?;
+            }
             w.offset += len;
             w.remaining -= len;
             if last {
@@ -537,6 +533,32 @@ fn finish_recv(
     qp.complete_recv(inner, &wc, pkt.headers.bth.solicited);
 }
 
+/// The memory a WRITE or READ request's RETH names, and the offset in it.
+///
+/// A zero-length request names none: the IBTA (C9-88) lets it carry any
+/// address and R_Key, and rxe does not check them either; rsockets sends
+/// such WRITEs with immediate data.
+fn remote_target(
+    dev: &Device<RroceDevice>,
+    qp: &QpCore,
+    reth: &Reth,
+    access: Access,
+) -> Result<(Option<Arc<MrCore>>, usize), MrError> {
+    if reth.dma_len == 0 {
+        return Ok((None, 0));
+    }
+    let keys = dev.data().keys();
+    let (mr, offset) = mw::lookup_remote(
+        keys,
+        qp.for_mw(),
+        reth.rkey,
+        access,
+        reth.va,
+        reth.dma_len.into(),
+    )?;
+    Ok((Some(mr), offset))
+}
+
 /// Answers a read request with its response packets; returns how many.
 fn read(
     dev: &Device<RroceDevice>,
@@ -550,14 +572,7 @@ fn read(
         .reth
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let len = reth.dma_len as usize;
-    let (mr, offset) = mw::lookup_remote(
-        dev.data().keys(),
-        qp.for_mw(),
-        reth.rkey,
-        Access::REMOTE_READ,
-        reth.va,
-        reth.dma_len.into(),
-    )?;
+    let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_READ)?;
     let mtu = qp.mtu(inner) as usize;
     let npsn = len.div_ceil(mtu).max(1) as u32;
     let psn = pkt.headers.bth.psn;
@@ -584,8 +599,9 @@ fn read(
             ext,
         };
         let mr = &mr;
-        qp.send(dev, &inner.av, headers, chunk, |buf| {
-            mr.read(offset + at, buf).map_err(|_| EFAULT)
+        qp.send(dev, &inner.av, headers, chunk, |buf| match mr {
+            Some(mr) => mr.read(offset + at, buf).map_err(|_| EFAULT),
+            None => Ok(()),
         });
     }
     Ok(npsn)

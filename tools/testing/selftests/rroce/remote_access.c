@@ -6,7 +6,8 @@
  * MR, through a type 2 memory window after it was invalidated, and to a QP
  * that does not grant the right. Each must complete on A with
  * IBV_WC_REM_ACCESS_ERR and leave B's memory, and A's buffer for a READ or
- * an atomic's result, exactly as they were.
+ * an atomic's result, exactly as they were. Zero-length WRITEs and READs,
+ * which name no memory, succeed whatever their key.
  *
  * It takes the device's name, so the same cases run on the C rxe:
  *
@@ -14,6 +15,7 @@
  *
  * Prints KTAP; exits 0 if every case passed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +119,64 @@ static int refused(enum ibv_wr_opcode op, struct target t)
 	}
 	if (wc.status != IBV_WC_REM_ACCESS_ERR) {
 		printf("# completed with %s\n", ibv_wc_status_str(wc.status));
+		return 0;
+	}
+	if (memcmp(tgt, before_tgt, LEN) || memcmp(back, before_back, LEN)) {
+		printf("# memory changed\n");
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * A zero-length RDMA WRITE with immediate and a zero-length RDMA READ, both
+ * with a key and an address that name nothing: the IBTA (C9-88) lets them
+ * carry any, so both succeed, the WRITE's immediate reaches B's receive
+ * request with 0 bytes, and no memory changes (rsockets sends such WRITEs).
+ */
+static int zero_length_allowed(void)
+{
+	struct ibv_sge rs = { .addr = (uintptr_t)back, .length = 64, .lkey = mr_back->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 1, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .imm_data = htonl(0x5eed),
+		  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = 0xdead0000, .rkey = 0xbad }, .next = &wr[1] },
+		{ .wr_id = 2, .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = 0xdead0000, .rkey = 0xbad } },
+	}, *bad;
+	struct ibv_wc wc;
+	double end = now() + WAIT_S;
+	int got_recv = 0, got_read = 0, n;
+
+	for (int i = 0; i < LEN; i++)
+		tgt[i] = i * 13, back[i] = i * 29;
+	memcpy(before_tgt, tgt, LEN);
+	memcpy(before_back, back, LEN);
+	if (ibv_post_recv(qp[1], &rwr, &rbad) || ibv_post_send(qp[0], wr, &bad))
+		return 0;
+	while ((!got_recv || got_read < 2) && now() < end) {
+		if ((n = ibv_poll_cq(cq[0], 1, &wc)) == 1) {
+			if (wc.status != IBV_WC_SUCCESS) {
+				printf("# request %d completed with %s\n", (int)wc.wr_id,
+				       ibv_wc_status_str(wc.status));
+				return 0;
+			}
+			got_read++;
+		}
+		if ((n = ibv_poll_cq(cq[1], 1, &wc)) == 1) {
+			if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
+			    wc.byte_len != 0 || ntohl(wc.imm_data) != 0x5eed) {
+				printf("# B's completion: %s, opcode %d, %u bytes, imm %#x\n",
+				       ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len,
+				       ntohl(wc.imm_data));
+				return 0;
+			}
+			got_recv = 1;
+		}
+	}
+	if (!got_recv || got_read < 2) {
+		printf("# no completions within %d s (A: %d of 2, B: %d of 1)\n", WAIT_S,
+		       got_read, got_recv);
 		return 0;
 	}
 	if (memcmp(tgt, before_tgt, LEN) || memcmp(back, before_back, LEN)) {
@@ -241,7 +301,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(targets) * ARRAY_SIZE(ops) + 2);
+	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(targets) * ARRAY_SIZE(ops) + 3);
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	mr_src = pd ? ibv_reg_mr(pd, src, LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
@@ -264,6 +324,11 @@ int main(int argc, char **argv)
 				 ops[o].name, targets[t].what);
 			report(ok, what);
 		}
+
+	ok = make_pair() && zero_length_allowed();
+	ok &= destroy_pair();
+	report(ok, "zero-length RDMA WRITE with immediate and READ with a key and address "
+		   "that name nothing: both succeed, immediate delivered, memory unchanged");
 
 	ok = !ibv_dereg_mr(mr_src) && !ibv_dereg_mr(mr_back) && !ibv_dereg_mr(mr_all) &&
 	     !ibv_dereg_mr(mr_ro) && !ibv_dereg_mr(mr_wo) && !ibv_dealloc_pd(pd) &&
