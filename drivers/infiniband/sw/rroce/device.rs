@@ -331,7 +331,7 @@ impl Driver for RroceDevice {
     }
 
     fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<(QpAttr, QpCaps)> {
-        Ok(qp.query())
+        qp.query()
     }
 
     fn create_srq(

@@ -88,8 +88,10 @@ pub(crate) struct QpCore {
     pub(crate) sport: u16,
     /// UD: the largest datagram, from the port's MTU at creation.
     ud_mtu: u32,
+    /// Its state; none once it is destroyed, when nothing may touch its
+    /// rings or CQs any more, though a work item may still hold the core.
     #[pin]
-    pub(crate) inner: Mutex<QpInner>,
+    pub(crate) inner: Mutex<Option<QpInner>>,
 }
 
 /// What changes, under the QP's lock.
@@ -97,8 +99,6 @@ pub(crate) struct QpInner {
     pub(crate) attr: QpAttr,
     /// Where RC and UC packets go.
     pub(crate) av: Av,
-    /// Destroyed: nothing may touch the rings or CQs any more.
-    pub(crate) dead: bool,
     pub(crate) send: SendQueue,
     pub(crate) resp: Responder,
     /// A kernel QP's posted requests, taken off their queues.
@@ -183,15 +183,14 @@ impl Qp {
                     recv_cq: links.recv.core(),
                     sport,
                     ud_mtu,
-                    inner <- new_mutex!(QpInner {
+                    inner <- new_mutex!(Some(QpInner {
                         attr: QpAttr::default(),
                         av: Av::default(),
-                        dead: false,
                         send,
                         resp,
                         ksend: Fifo::new(),
                         krecv: Fifo::new(),
-                    }),
+                    })),
                 }),
                 GFP_KERNEL,
             )
@@ -260,7 +259,7 @@ impl Qp {
     pub(crate) fn modify(&self, dev: &Device<RroceDevice>, change: &QpChange) -> Result {
         let qp = &*self.core;
         let mut inner = qp.inner.lock();
-        let inner = &mut *inner;
+        let inner = inner.as_mut().ok_or(EINVAL)?;
         if change.cur_state.is_some_and(|s| s != inner.attr.state)
             || !change.transition_ok(inner.attr.state, qp.qp_type)
             || !valid(change)
@@ -293,17 +292,19 @@ impl Qp {
     }
 
     /// The attributes and capacities.
-    pub(crate) fn query(&self) -> (QpAttr, QpCaps) {
-        (self.core.inner.lock().attr, self.core.caps)
+    pub(crate) fn query(&self) -> Result<(QpAttr, QpCaps)> {
+        let attr = self.core.inner.lock().as_ref().ok_or(EINVAL)?.attr;
+        Ok((attr, self.core.caps))
     }
 
     /// The doorbell: sends what the process posted.
     pub(crate) fn post_send(&self, dev: &Device<RroceDevice>) -> Result {
         let qp = &*self.core;
         let mut inner = qp.inner.lock();
+        let inner = inner.as_mut().ok_or(EINVAL)?;
         match inner.attr.state {
-            QpState::Rts => qp.run(dev, &mut inner),
-            QpState::Err => qp.flush(&mut inner),
+            QpState::Rts => qp.run(dev, inner),
+            QpState::Err => qp.flush(inner),
             _ => return Err(EINVAL),
         }
         Ok(())
@@ -313,7 +314,9 @@ impl Qp {
     /// once no packet or timer is using it any more.
     pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
         dev.data().qps().withdraw(self.core.qpn);
-        self.core.inner.lock().dead = true;
+        // Its requests and their MR references go now, outside the lock.
+        let state = self.core.inner.lock().take();
+        drop(state);
         // The rings' mappings go with the QP, even if a work item still
         // holds its core: their user context is freed soon after.
         for ring in [&self.core.sq, &self.core.rq].into_iter().flatten() {
@@ -367,12 +370,10 @@ impl QpCore {
         dev.data().count(counter);
     }
 
-    /// Runs the send queue, unless the QP is gone.
+    /// Runs the send queue.
     fn run(&self, dev: &Device<RroceDevice>, inner: &mut QpInner) {
-        if !inner.dead {
-            crate::requester::run(dev, self, inner);
-            self.arm_timer(dev, inner);
-        }
+        crate::requester::run(dev, self, inner);
+        self.arm_timer(dev, inner);
     }
 
     /// Arms the device timer if the requester waits for the peer.
@@ -385,11 +386,10 @@ impl QpCore {
     /// Handles a packet for this QP.
     pub(crate) fn receive(&self, dev: &Device<RroceDevice>, pkt: &Packet<'_>, ip: &[u8]) {
         let mut inner = self.inner.lock();
-        let inner = &mut *inner;
-        if inner.dead {
+        let Some(inner) = inner.as_mut() else {
             dev.data().count(Counter::DropBadState);
             return;
-        }
+        };
         if pkt.headers.bth.opcode.is_request() {
             crate::resp::receive(dev, self, inner, pkt, ip);
         } else {
@@ -404,10 +404,9 @@ impl QpCore {
     /// the peer has been silent.
     pub(crate) fn tick(&self, dev: &Device<RroceDevice>, now: u64) {
         let mut inner = self.inner.lock();
-        let inner = &mut *inner;
-        if inner.dead {
+        let Some(inner) = inner.as_mut() else {
             return;
-        }
+        };
         match inner.attr.state {
             QpState::Rts => {
                 if crate::completer::tick(dev, self, inner, now) {
@@ -479,8 +478,9 @@ impl QpCore {
 
     /// Moves to the error state from outside the data path.
     pub(crate) fn fail(&self) {
-        let mut inner = self.inner.lock();
-        self.enter_error(&mut inner);
+        if let Some(inner) = self.inner.lock().as_mut() {
+            self.enter_error(inner);
+        }
     }
 
     /// Moves to the error state (a failed work request, a full CQ, ...).
@@ -493,9 +493,6 @@ impl QpCore {
 
     /// Completes every outstanding work request with a flush error.
     fn flush(&self, inner: &mut QpInner) {
-        if inner.dead {
-            return;
-        }
         let flushed = |wr_id, opcode| Some(self.wc(wr_id, WcStatus::WrFlushErr, opcode, 0));
         crate::completer::flush(self, inner, &flushed);
         crate::resp::flush(self, inner, &flushed);
@@ -505,9 +502,6 @@ impl QpCore {
     /// move to Reset does (IBA 10.3.1): a new connection must not resend a
     /// former one's requests, nor place its data in a former one's buffers.
     fn discard(&self, inner: &mut QpInner) {
-        if inner.dead {
-            return;
-        }
         crate::completer::flush(self, inner, &|_, _| None);
         crate::resp::flush(self, inner, &|_, _| None);
     }
