@@ -4,7 +4,10 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
+mod adapter;
+mod cq;
 mod device;
+mod driver;
 mod kernel_segs;
 mod kverbs;
 mod link;
@@ -12,23 +15,26 @@ mod mmap;
 mod mr;
 mod object;
 mod qp;
+mod registry;
 mod removal;
 pub(crate) mod rxe_abi;
 mod srq;
 mod stats;
+mod ucontext;
 mod udata;
 mod work;
 
-pub(crate) use device::{
-    CqAttr, CqNotifier, Device, DeviceParams, Driver, MrKeys, QpCqs, Registry, UserContext,
-    UserRegion,
-};
+pub(crate) use cq::CqNotifier;
+pub(crate) use device::Device;
+pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, UserRegion};
 pub(crate) use kernel_segs::{KernelSegs, LOCAL_DMA_LKEY};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, AtomicOp, Umem};
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
+pub(crate) use registry::{DeviceParams, Registry};
 pub(crate) use srq::{SrqAttr, SrqMask, SrqNotifier};
+pub(crate) use ucontext::UserContext;
 pub(crate) use udata::UData;
 pub(crate) use work::{QpHandle, RecvData, RecvWqe, SendData, SendWqe, Wc};
 

@@ -12,7 +12,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::{device::Adapter, Device, Driver};
+use super::{adapter::Adapter, Device, Driver};
 use crate::bindings;
 use core::marker::PhantomData;
 use kernel::{error::to_result, ffi, prelude::*, types::Opaque};

@@ -62,6 +62,8 @@ pub(crate) struct SrqNotifier {
     pub(super) srq: Mutex<RawSrq>,
 }
 
+/// An `ib_srq` pointer, null once the SRQ is destroyed (the invariant of
+/// [`SrqNotifier`]).
 pub(super) struct RawSrq(pub(super) *mut bindings::ib_srq);
 
 // SAFETY: The pointer is only used under the mutex, while the SRQ lives.

@@ -154,7 +154,6 @@ fn check_port(port: u32) -> Result {
     }
 }
 
-#[vtable]
 impl Driver for RroceDevice {
     type UContext = ();
     /// A protection domain is a number that its MRs and QPs share.

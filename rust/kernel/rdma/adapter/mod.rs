@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `ib_device_ops` of a driver: one `unsafe extern "C"` trampoline per
+//! callback, which turns ib_core's raw pointers into borrowed Rust types,
+//! calls the [`Driver`] method, and maps its `Result` to an errno. This file
+//! holds the ops table and the device-level callbacks; the per-object ones
+//! are in the files beside it, which extend [`Adapter`] and share this
+//! file's imports.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+mod ah;
+mod cq;
+mod hw_stats;
+mod mr;
+mod pd;
+mod qp;
+mod srq;
+mod ucontext;
+
+use self::{ah::AhSlot, cq::CqSlot, srq::SrqSlot};
+use super::{
+    cq::{CqNotifier, RawCq},
+    device::{Container, Device},
+    kverbs,
+    object::Object,
+    qp::write_cap,
+    srq::{RawSrq, SrqAttr, SrqMask, SrqNotifier},
+    stats,
+    ucontext::UserContext,
+    work::QpHandle,
+    Access, Av, CqAttr, Driver, LinkLayer, MwType, QpChange, QpCqs, QpInit, UData, UserRegion,
+};
+use crate::{bindings, kernel_ext::net::SkBuff, proto::cqe::KERNEL_WC_SIZE};
+use core::{marker::PhantomData, mem::offset_of, ptr::addr_of_mut};
+use kernel::{error::from_result, ffi, new_mutex, prelude::*, sync::Arc};
+
+/// How many packets the receive work handles before it yields the CPU.
+const RX_BUDGET: usize = 64;
+
+/// The `ib_device_ops` trampolines of driver `T`.
+pub(super) struct Adapter<T: Driver>(PhantomData<T>);
+
+type UContextObject<T> = Object<bindings::ib_ucontext, <T as Driver>::UContext>;
+type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
+type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
+type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
+type MwObject<T> = Object<bindings::ib_mw, <T as Driver>::Mw>;
+type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
+type AhObject<T> = Object<bindings::ib_ah, AhSlot<T>>;
+type SrqObject<T> = Object<bindings::ib_srq, SrqSlot<T>>;
+
+impl<T: Driver> Adapter<T> {
+    pub(super) const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
+        driver_id: T::DRIVER_ID,
+        uverbs_abi_ver: T::UVERBS_ABI_VERSION,
+        dealloc_driver: Some(Self::dealloc_driver),
+        query_device: Some(Self::query_device),
+        query_port: Some(Self::query_port),
+        query_pkey: Some(Self::query_pkey),
+        get_port_immutable: Some(Self::get_port_immutable),
+        get_link_layer: Some(Self::get_link_layer),
+        alloc_ucontext: Some(Self::alloc_ucontext),
+        dealloc_ucontext: Some(Self::dealloc_ucontext),
+        disassociate_ucontext: Some(Self::disassociate_ucontext),
+        alloc_pd: Some(Self::alloc_pd),
+        dealloc_pd: Some(Self::dealloc_pd),
+        create_cq: Some(Self::create_cq),
+        destroy_cq: Some(Self::destroy_cq),
+        req_notify_cq: Some(Self::req_notify_cq),
+        resize_cq: Some(Self::resize_cq),
+        rereg_user_mr: Some(Self::rereg_user_mr),
+        get_dma_mr: Some(Self::get_dma_mr),
+        reg_user_mr: Some(Self::reg_user_mr),
+        dereg_mr: Some(Self::dereg_mr),
+        alloc_mw: Some(Self::alloc_mw),
+        dealloc_mw: Some(Self::dealloc_mw),
+        create_qp: Some(Self::create_qp),
+        destroy_qp: Some(Self::destroy_qp),
+        modify_qp: Some(Self::modify_qp),
+        query_qp: Some(Self::query_qp),
+        post_send: Some(Self::post_send),
+        create_user_ah: Some(Self::create_user_ah),
+        create_ah: Some(Self::create_ah),
+        post_recv: Some(Self::post_recv),
+        poll_cq: Some(Self::poll_cq),
+        alloc_hw_port_stats: if T::COUNTER_NAMES.is_empty() {
+            None
+        } else {
+            Some(Self::alloc_hw_port_stats)
+        },
+        get_hw_stats: Some(Self::get_hw_stats),
+        destroy_ah: Some(Self::destroy_ah),
+        create_srq: Some(Self::create_srq),
+        modify_srq: Some(Self::modify_srq),
+        query_srq: Some(Self::query_srq),
+        destroy_srq: Some(Self::destroy_srq),
+        mmap: Some(super::mmap::mmap),
+        mmap_free: Some(super::mmap::mmap_free),
+        size_ib_ucontext: UContextObject::<T>::SIZE,
+        size_ib_pd: PdObject::<T>::SIZE,
+        size_ib_cq: CqObject::<T>::SIZE,
+        size_ib_qp: QpObject::<T>::SIZE,
+        size_ib_ah: AhObject::<T>::SIZE,
+        size_ib_srq: SrqObject::<T>::SIZE,
+        size_ib_mw: MwObject::<T>::SIZE,
+        // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// Whether `ib` is a device of driver `T`: only ours carry our ops.
+    ///
+    /// # Safety
+    ///
+    /// `ib` is a valid device.
+    pub(super) unsafe fn owns(ib: *mut bindings::ib_device) -> bool {
+        // SAFETY: Guaranteed by the caller.
+        let dealloc = unsafe { (*ib).ops.dealloc_driver };
+        dealloc.map(|f| f as *const ()) == Some(Self::dealloc_driver as *const ())
+    }
+
+    /// # Safety
+    ///
+    /// `ib` is a device of ours during one of its callbacks.
+    unsafe fn device<'a>(ib: *mut bindings::ib_device) -> &'a Device<T> {
+        // SAFETY: ib_core keeps the device alive during its callbacks, and
+        // only our devices carry these ops.
+        unsafe { Device::from_raw(ib) }
+    }
+
+    /// # Safety
+    ///
+    /// `work` is the `rx_work` of a live `Container<T>`.
+    pub(super) unsafe extern "C" fn rx_work(work: *mut bindings::work_struct) {
+        // SAFETY: Guaranteed by the caller.
+        let c = unsafe {
+            &*work
+                .byte_sub(offset_of!(Container<T>, rx_work))
+                .cast::<Container<T>>()
+        };
+        // SAFETY: The device is alive while its work may run.
+        let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
+        for _ in 0..RX_BUDGET {
+            // SAFETY: The queue is initialised; `rx_handling`, zeroed with
+            // the device, is written under its lock.
+            let skb = unsafe {
+                bindings::rroce_skb_dequeue_stamped(c.rx_queue.get(), c.rx_handling.get())
+            };
+            // SAFETY: Dequeued, so ours.
+            let Some(mut skb) = (unsafe { SkBuff::from_raw(skb) }) else {
+                return;
+            };
+            if skb.linearize().is_ok() {
+                T::receive(dev, skb);
+            }
+        }
+        // More to do: yield, and come back.
+        // SAFETY: As above.
+        unsafe { bindings::rroce_queue_work(c.rx_work.get()) };
+    }
+
+    /// # Safety
+    ///
+    /// `work` is the work of the `tick` of a live `Container<T>`.
+    pub(super) unsafe extern "C" fn tick(work: *mut bindings::work_struct) {
+        // `delayed_work` starts with its `work_struct`.
+        let offset = offset_of!(Container<T>, tick) + offset_of!(bindings::delayed_work, work);
+        // SAFETY: Guaranteed by the caller.
+        let c = unsafe { &*work.byte_sub(offset).cast::<Container<T>>() };
+        // SAFETY: The device is alive while its work may run.
+        T::tick(unsafe { Device::<T>::from_raw(c.ib.get()) });
+    }
+
+    /// # Safety
+    ///
+    /// Called by `ib_dealloc_device`, once, for one of our devices.
+    unsafe extern "C" fn dealloc_driver(ib: *mut bindings::ib_device) {
+        let container = ib.cast::<Container<T>>();
+        // SAFETY: Called once, from `ib_dealloc_device`, after which ib_core
+        // never calls us for this device again: the data can be dropped.
+        unsafe {
+            // Unregistered: no packet is delivered any more. The timer may
+            // rearm itself, which `cancel_delayed_work_sync` copes with.
+            bindings::cancel_work_sync((*container).rx_work.get());
+            bindings::cancel_delayed_work_sync((*container).tick.get());
+            bindings::rroce_skb_queue_purge((*container).rx_queue.get());
+            (*container).registry.delist(ib);
+            core::ptr::drop_in_place(addr_of_mut!((*container).data));
+            core::ptr::drop_in_place(addr_of_mut!((*container).registry));
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    pub(super) unsafe extern "C" fn query_device(
+        ib: *mut bindings::ib_device,
+        attr: *mut bindings::ib_device_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours with a valid (or null) udata.
+            let (dev, udata) = unsafe { (Self::device(ib), UData::from_raw(udata)) };
+            let a = T::query_device(dev, &udata)?;
+            // SAFETY: `attr` is valid for writes during the callback.
+            unsafe { a.write_to(&mut *attr) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    pub(super) unsafe extern "C" fn query_port(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        attr: *mut bindings::ib_port_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours.
+            let dev = unsafe { Self::device(ib) };
+            let a = T::query_port(dev, port)?;
+            // SAFETY: `attr` is valid for writes during the callback.
+            let attr = unsafe { &mut *attr };
+            a.write_to(attr);
+            if matches!(T::LINK_LAYER, LinkLayer::Ethernet) {
+                // Fails once the netdev is gone; a port without one has no
+                // speed to report, and the driver has said it is down.
+                // SAFETY: The device is ours and alive; the outputs are fields of `attr`.
+                let _ = unsafe {
+                    bindings::ib_get_eth_speed(
+                        ib,
+                        port,
+                        &mut attr.active_speed,
+                        &mut attr.active_width,
+                    )
+                };
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    pub(super) unsafe extern "C" fn query_pkey(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        index: u16,
+        pkey: *mut u16,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours; `pkey` is valid for writes.
+            unsafe { *pkey = T::query_pkey(Self::device(ib), port, index)? };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    pub(super) unsafe extern "C" fn get_port_immutable(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        imm: *mut bindings::ib_port_immutable,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: A callback of ours.
+            let p = T::port_immutable(unsafe { Self::device(ib) }, port)?;
+            // SAFETY: `imm` is valid for writes during the callback.
+            unsafe { p.write_to(&mut *imm) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    pub(super) unsafe extern "C" fn get_link_layer(
+        _ib: *mut bindings::ib_device,
+        _port: u32,
+    ) -> bindings::rdma_link_layer {
+        T::LINK_LAYER as bindings::rdma_link_layer
+    }
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Trampolines for queue pairs: their life, and the posts of user and
+//! kernel consumers.
+
+use super::*;
+
+impl<T: Driver> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    pub(super) unsafe extern "C" fn create_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed QP of `size_ib_qp` bytes with
+            // its device and PD set, valid attributes, and for userspace the
+            // driver udata of the command's bundle, which names the context.
+            unsafe {
+                let dev = Self::device((*qp).device);
+                let pd = PdObject::<T>::data((*qp).pd);
+                let mut init = QpInit::from_raw(attr);
+                let uctx = bindings::rroce_udata_ucontext(udata).cast::<UserContext>();
+                let udata = UData::from_raw(udata);
+                let user = uctx.as_ref().map(|u| (u, &udata));
+                let cqs = QpCqs {
+                    send: &CqObject::<T>::data((*attr).send_cq).data,
+                    recv: &CqObject::<T>::data((*attr).recv_cq).data,
+                    srq: (!(*attr).srq.is_null()).then(|| &SrqObject::<T>::data((*attr).srq).data),
+                    handle: QpHandle(qp as usize),
+                };
+                let (data, qpn) = T::create_qp(dev, pd, &mut init, cqs, user)?;
+                QpInit::write_caps(&init.caps, attr);
+                (*qp).qp_num = qpn;
+                QpObject::<T>::write(qp, data);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for a QP `create_qp` made.
+    pub(super) unsafe extern "C" fn destroy_qp(
+        qp: *mut bindings::ib_qp,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: The QP's data is initialised; ib_core frees the memory
+        // after this returns and never uses the data again.
+        unsafe { T::destroy_qp(Self::device((*qp).device), QpObject::<T>::take(qp)) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    pub(super) unsafe extern "C" fn modify_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: ffi::c_int,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, `attr` valid, during the call.
+            unsafe {
+                let change = QpChange::from_raw(attr, mask as u32)?;
+                T::modify_qp(Self::device((*qp).device), QpObject::<T>::data(qp), &change)?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    pub(super) unsafe extern "C" fn query_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        _mask: ffi::c_int,
+        init: *mut bindings::ib_qp_init_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, `attr` and `init` valid and
+            // writable, during the call.
+            unsafe {
+                let (a, caps) = T::query_qp(Self::device((*qp).device), QpObject::<T>::data(qp))?;
+                a.write_to(&mut *attr);
+                write_cap(&caps, &mut (*attr).cap);
+                write_cap(&caps, &mut (*init).cap);
+                (*init).qp_type = (*qp).qp_type;
+                (*init).port_num = a.port;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    pub(super) unsafe extern "C" fn post_send(
+        qp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> ffi::c_int {
+        // SAFETY: The QP is ours and alive during the call.
+        let user = !unsafe { (*qp).uobject }.is_null();
+        if !user {
+            // SAFETY: A kernel consumer's valid chain of work requests for a
+            // QP of ours, whose type decides the work request type.
+            return unsafe { Self::post_kernel_sends(qp, wr, bad_wr) };
+        }
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, during the call. A user QP's
+            // work requests are in its send ring, not in `wr`.
+            unsafe { T::post_send(Self::device((*qp).device), QpObject::<T>::data(qp))? };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// `wr` is a valid chain of send work requests of a kernel consumer for
+    /// the kernel QP `qp` of ours, and `bad_wr` valid for writes.
+    unsafe fn post_kernel_sends(
+        qp: *mut bindings::ib_qp,
+        mut wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> ffi::c_int {
+        // SAFETY: The QP is ours and alive during the call.
+        let (dev, data, ud) = unsafe {
+            let t = (*qp).qp_type;
+            (
+                Self::device((*qp).device),
+                QpObject::<T>::data(qp),
+                t == bindings::ib_qp_type_IB_QPT_UD || t == bindings::ib_qp_type_IB_QPT_GSI,
+            )
+        };
+        while !wr.is_null() {
+            // SAFETY: Guaranteed by the caller; a UD request's AH is a live
+            // AH of this device.
+            let posted = unsafe {
+                kverbs::send_wqe(wr, ud, |ah| {
+                    (!ah.is_null()).then(|| AhObject::<T>::data(ah).av)
+                })
+            }
+            .and_then(|wqe| T::post_kernel_send(dev, data, wqe));
+            if let Err(e) = posted {
+                // SAFETY: `bad_wr` is valid for writes.
+                unsafe { *bad_wr = wr };
+                return e.to_errno();
+            }
+            // SAFETY: A valid chain.
+            wr = unsafe { (*wr).next };
+        }
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    pub(super) unsafe extern "C" fn post_recv(
+        qp: *mut bindings::ib_qp,
+        mut wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> ffi::c_int {
+        // SAFETY: The QP is ours and alive during the call. The rxe
+        // provider posts receives through the ring, never through here.
+        let (dev, data, user) = unsafe {
+            (
+                Self::device((*qp).device),
+                QpObject::<T>::data(qp),
+                !(*qp).uobject.is_null(),
+            )
+        };
+        while !wr.is_null() {
+            let posted = if user {
+                Err(crate::kernel_ext::errno::eopnotsupp())
+            } else {
+                // SAFETY: A kernel consumer's valid receive work request.
+                unsafe { kverbs::recv_wqe(wr) }.and_then(|wqe| T::post_kernel_recv(dev, data, wqe))
+            };
+            if let Err(e) = posted {
+                // SAFETY: `bad_wr` is valid for writes.
+                unsafe { *bad_wr = wr };
+                return e.to_errno();
+            }
+            // SAFETY: A valid chain.
+            wr = unsafe { (*wr).next };
+        }
+        0
+    }
+}

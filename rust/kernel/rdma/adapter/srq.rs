@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Trampolines for shared receive queues.
+
+use super::*;
+
+/// An SRQ's data behind its `ib_srq`: the driver's, and the notifier.
+pub(super) struct SrqSlot<T: Driver> {
+    pub(super) notifier: Arc<SrqNotifier>,
+    pub(super) data: T::Srq,
+}
+
+impl<T: Driver> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an SRQ of our devices.
+    pub(super) unsafe extern "C" fn create_srq(
+        srq: *mut bindings::ib_srq,
+        init: *mut bindings::ib_srq_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: ib_core passes a zeroed SRQ of `size_ib_srq` bytes with
+            // its device and PD set, valid attributes, and for userspace the
+            // driver udata of the command's bundle, which names the context.
+            unsafe {
+                if (*init).srq_type != bindings::ib_srq_type_IB_SRQT_BASIC {
+                    return Err(crate::kernel_ext::errno::eopnotsupp());
+                }
+                let dev = Self::device((*srq).device);
+                let pd = PdObject::<T>::data((*srq).pd);
+                let attr = SrqAttr::from_raw(&(*init).attr);
+                let notifier = Arc::pin_init(
+                    pin_init!(SrqNotifier {
+                        srq <- new_mutex!(RawSrq(srq)),
+                    }),
+                    GFP_KERNEL,
+                )?;
+                let uctx = bindings::rroce_udata_ucontext(udata).cast::<UserContext>();
+                let udata = UData::from_raw(udata);
+                let user = uctx.as_ref().map(|u| (u, &udata));
+                let (data, actual) = T::create_srq(dev, pd, &attr, notifier.clone(), user)?;
+                actual.write_to(&mut (*init).attr);
+                SrqObject::<T>::write(srq, SrqSlot { notifier, data });
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an SRQ of ours.
+    pub(super) unsafe extern "C" fn modify_srq(
+        srq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+        mask: bindings::ib_srq_attr_mask,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The SRQ is ours and alive, `attr` valid, during the call.
+            unsafe {
+                let dev = Self::device((*srq).device);
+                let a = SrqAttr::from_raw(&*attr);
+                T::modify_srq(dev, &SrqObject::<T>::data(srq).data, &a, SrqMask(mask))?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an SRQ of ours.
+    pub(super) unsafe extern "C" fn query_srq(
+        srq: *mut bindings::ib_srq,
+        attr: *mut bindings::ib_srq_attr,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The SRQ is ours and alive, `attr` writable, during the call.
+            unsafe {
+                let dev = Self::device((*srq).device);
+                T::query_srq(dev, &SrqObject::<T>::data(srq).data)?.write_to(&mut *attr);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for an SRQ `create_srq` made.
+    pub(super) unsafe extern "C" fn destroy_srq(
+        srq: *mut bindings::ib_srq,
+        _udata: *mut bindings::ib_udata,
+    ) -> ffi::c_int {
+        // SAFETY: The data is initialised and never used again; ib_core
+        // frees the SRQ after this returns.
+        let slot = unsafe { SrqObject::<T>::take(srq) };
+        // INVARIANT: The SRQ is about to be freed.
+        slot.notifier.srq.lock().0 = core::ptr::null_mut();
+        // SAFETY: As above.
+        T::destroy_srq(unsafe { Self::device((*srq).device) }, slot.data);
+        0
+    }
+}

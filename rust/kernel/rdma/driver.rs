@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The [`Driver`] trait: what an RDMA driver implements for its per-device
+//! data, and the types its methods take and return.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+use super::{
+    srq::{SrqAttr, SrqMask, SrqNotifier},
+    work::{QpHandle, RecvWqe, SendWqe},
+    Access, Av, CqNotifier, Device, DeviceAttr, LinkLayer, MwType, PortAttr, PortImmutable, QpAttr,
+    QpCaps, QpChange, QpInit, UData, UserContext,
+};
+use crate::{kernel_ext::net::SkBuff, proto::cqe::KERNEL_WC_SIZE};
+use kernel::{prelude::*, sync::Arc};
+
+/// The callbacks of an RDMA device whose per-device data is `Self`.
+pub(crate) trait Driver: Sized + Send + Sync + 'static {
+    /// Per-user-context data.
+    type UContext: Send + Sync;
+    /// Per-protection-domain data.
+    type Pd: Send + Sync;
+    /// State all devices of the driver share, e.g. their sockets.
+    type Shared: Send + Sync;
+    /// Per-completion-queue data.
+    type Cq: Send + Sync;
+    /// Per-memory-region data.
+    type Mr: Send + Sync;
+    /// Per-memory-window data.
+    type Mw: Send + Sync;
+    /// Per-queue-pair data.
+    type Qp: Send + Sync;
+    /// Per-address-handle data.
+    type Ah: Send + Sync;
+    /// Per-shared-receive-queue data.
+    type Srq: Send + Sync;
+
+    /// `enum rdma_driver_id` reported to userspace; rdma-core picks its
+    /// provider library by it.
+    const DRIVER_ID: u32;
+    /// The uverbs ABI version of that provider.
+    const UVERBS_ABI_VERSION: u32;
+    /// uverbs commands to enable beyond those ib_core infers from the ops.
+    const UVERBS_CMD_MASK: u64 = 0;
+    /// The link layer of every port.
+    const LINK_LAYER: LinkLayer;
+    /// The names of the port counters [`Driver::counters`] reports.
+    const COUNTER_NAMES: &'static [&'static CStr] = &[];
+    /// The most received packets a device holds for [`Driver::receive`];
+    /// more are dropped, so that a flood costs bounded memory.
+    const RX_BACKLOG: u32 = 4096;
+
+    /// Device attributes and limits (`query_device`).
+    fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr>;
+    /// Port attributes (`query_port`); active speed and width are filled in
+    /// from the netdev by ib_core's `ib_get_eth_speed` on Ethernet ports.
+    fn query_port(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+    /// The P_Key at `index` of `port`.
+    fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
+    /// What never changes about `port` (`get_port_immutable`).
+    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+    /// A new user context (one per open of the uverbs device).
+    fn alloc_ucontext(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::UContext>;
+    /// A new protection domain.
+    fn alloc_pd(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::Pd>;
+    /// A new completion queue, for userspace (`user`) or for the kernel;
+    /// also returns how many completions it actually holds (`ib_cq.cqe`).
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqAttr,
+        notifier: Arc<CqNotifier>,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Self::Cq, u32)>;
+    /// Gives a user CQ room for at least `cqe` completions, keeping those it
+    /// holds; returns how many it holds now.
+    fn resize_cq(cq: &Self::Cq, cqe: u32, uctx: &UserContext, udata: &UData<'_>) -> Result<u32>;
+    /// Arms the CQ to signal its next completion (`solicited_only`: only
+    /// the next solicited one); returns whether completions are waiting.
+    fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result<bool>;
+    /// A kernel CQ's completions, into `out`, as kernel ring elements;
+    /// returns how many. Callable in any context.
+    fn poll_cq(cq: &Self::Cq, out: &mut [[u8; KERNEL_WC_SIZE as usize]]) -> usize;
+    /// Registers user memory; returns the MR's data and its keys.
+    fn reg_user_mr(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        region: &UserRegion,
+    ) -> Result<(Self::Mr, MrKeys)>;
+    /// An MR for kernel consumers that covers all kernel memory, with local
+    /// rights `access` (ib_core requires the op of a kernel verbs provider).
+    fn get_dma_mr(dev: &Device<Self>, pd: &Self::Pd, access: Access) -> Result<(Self::Mr, MrKeys)>;
+    /// Changes an MR's PD (`pd`) or access rights (`access`) in place.
+    fn rereg_user_mr(
+        dev: &Device<Self>,
+        mr: &Self::Mr,
+        pd: Option<&Self::Pd>,
+        access: Option<Access>,
+    ) -> Result;
+    /// Withdraws an MR's keys; its data is dropped on success. An error
+    /// (memory windows still bound) leaves the MR registered.
+    fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
+    /// A new memory window of `mw_type` in PD `pd`; returns its data and
+    /// its first rkey.
+    fn alloc_mw(dev: &Device<Self>, pd: &Self::Pd, mw_type: MwType) -> Result<(Self::Mw, u32)>;
+    /// Deallocates a memory window; its data is handed back to be dropped.
+    fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw);
+    /// A new queue pair; `init.caps` is updated to what it really holds.
+    /// Returns its data and QP number.
+    fn create_qp(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        init: &mut QpInit,
+        cqs: QpCqs<'_, Self>,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Self::Qp, u32)>;
+    /// Destroys a queue pair; its data is handed back to be dropped.
+    fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
+    /// Changes a QP's state and attributes.
+    fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
+    /// A QP's attributes and capacities.
+    fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
+    /// A new shared receive queue for the process `user`; returns its data
+    /// and what it really holds.
+    fn create_srq(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        attr: &SrqAttr,
+        notifier: Arc<SrqNotifier>,
+        user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Self::Srq, SrqAttr)>;
+    /// Changes what `mask` names of an SRQ.
+    fn modify_srq(dev: &Device<Self>, srq: &Self::Srq, attr: &SrqAttr, mask: SrqMask) -> Result;
+    /// An SRQ's attributes.
+    fn query_srq(dev: &Device<Self>, srq: &Self::Srq) -> Result<SrqAttr>;
+    /// Destroys an SRQ; its data is handed back to be dropped.
+    fn destroy_srq(dev: &Device<Self>, srq: Self::Srq);
+    /// A new address handle for userspace, whose response `udata` carries.
+    fn create_user_ah(
+        dev: &Device<Self>,
+        pd: &Self::Pd,
+        av: &Av,
+        udata: &UData<'_>,
+    ) -> Result<Self::Ah>;
+    /// Destroys an address handle; its data is handed back to be dropped.
+    fn destroy_ah(dev: &Device<Self>, ah: Self::Ah);
+    /// Posts a kernel consumer's send work request. Callable in any context.
+    fn post_kernel_send(dev: &Device<Self>, qp: &Self::Qp, wqe: SendWqe) -> Result;
+    /// Posts a kernel consumer's receive work request. Callable in any
+    /// context.
+    fn post_kernel_recv(dev: &Device<Self>, qp: &Self::Qp, wqe: RecvWqe) -> Result;
+    /// Runs a user QP's send queue: the rxe provider's doorbell, a
+    /// POST_SEND command without work requests.
+    fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;
+    /// The values of the counters named by [`Driver::COUNTER_NAMES`].
+    fn counters(dev: &Device<Self>, values: &mut [u64]);
+    /// Handles a RoCEv2 packet for the device, from a work item; `skb`
+    /// is linear and its data starts at the UDP header.
+    fn receive(dev: &Device<Self>, skb: SkBuff);
+    /// A received packet was dropped because [`Driver::RX_BACKLOG`] were
+    /// waiting. Called in softirq context.
+    fn rx_dropped(_dev: &Device<Self>) {}
+    /// The device is being removed; its users' rings are still mapped, and
+    /// uverbs takes them away when this returns.
+    fn removing(_dev: &Device<Self>) {}
+    /// The device's timer, armed by [`Device::arm_tick`], fired.
+    fn tick(dev: &Device<Self>);
+}
+
+/// The completion queues of a new QP.
+pub(crate) struct QpCqs<'a, T: Driver> {
+    /// Where send completions go.
+    pub(crate) send: &'a T::Cq,
+    /// Where receive completions go.
+    pub(crate) recv: &'a T::Cq,
+    /// Where receive requests come from, if not from the QP's own queue.
+    pub(crate) srq: Option<&'a T::Srq>,
+    /// The QP's `ib_qp`, for kernel CQs' completions.
+    pub(crate) handle: QpHandle,
+}
+
+/// The user memory a `reg_user_mr` asks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserRegion {
+    /// The start of the memory in the calling process.
+    pub(crate) start: u64,
+    /// Its length in bytes.
+    pub(crate) length: u64,
+    /// The access rights asked for.
+    pub(crate) access: Access,
+    /// The address work requests and peers will use for `start`.
+    pub(crate) iova: u64,
+}
+
+/// The keys of a memory region, as work requests (`lkey`) and peers
+/// (`rkey`) name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MrKeys {
+    /// The local key.
+    pub(crate) lkey: u32,
+    /// The remote key.
+    pub(crate) rkey: u32,
+}
+
+/// What a CQ is created with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CqAttr {
+    /// The number of completions asked for.
+    pub(crate) cqe: u32,
+    /// `IB_UVERBS_CQ_FLAGS_*`.
+    pub(crate) flags: u32,
+}
