@@ -18,9 +18,19 @@ enum ib_mtu rroce_iboe_get_mtu(int netdev_mtu)
 	return iboe_get_mtu(netdev_mtu);
 }
 
+void rroce_dev_hold(struct net_device *dev)
+{
+	dev_hold(dev);
+}
+
 void rroce_dev_put(struct net_device *dev)
 {
 	dev_put(dev);
+}
+
+void rroce_ib_device_hold(struct ib_device *dev)
+{
+	refcount_inc(&dev->refcount);
 }
 
 bool rroce_netif_oper_up(const struct net_device *dev)

@@ -23,7 +23,9 @@
 int rroce_ib_mtu_enum_to_int(enum ib_mtu mtu);
 enum ib_mtu rroce_iboe_get_mtu(int netdev_mtu);
 
+void rroce_dev_hold(struct net_device *dev);
 void rroce_dev_put(struct net_device *dev);
+void rroce_ib_device_hold(struct ib_device *dev);
 bool rroce_netif_oper_up(const struct net_device *dev);
 bool rroce_is_vlan_dev(const struct net_device *dev);
 void rroce_netdev_eui64(const struct net_device *dev, u8 *eui);

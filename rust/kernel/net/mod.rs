@@ -10,7 +10,12 @@ pub(crate) mod udp_tunnel;
 
 use crate::bindings;
 use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
-use kernel::{error::to_result, ffi, prelude::*, types::Opaque};
+use kernel::{
+    error::to_result,
+    ffi,
+    prelude::*,
+    types::{ARef, AlwaysRefCounted, Opaque},
+};
 
 /// A network device (`struct net_device`), borrowed.
 ///
@@ -18,7 +23,7 @@ use kernel::{error::to_result, ffi, prelude::*, types::Opaque};
 ///
 /// The wrapped `net_device` is registered, or at least alive, for the lifetime
 /// of the reference: callers obtain `&NetDevice` only from a held reference
-/// ([`NetDeviceRef`]) or from a callback during which the core holds one.
+/// (an `ARef<NetDevice>`) or from a callback during which the core holds one.
 #[repr(transparent)]
 pub(crate) struct NetDevice(Opaque<bindings::net_device>);
 
@@ -90,45 +95,31 @@ impl NetDevice {
     }
 }
 
-/// A counted reference to a network device (`dev_hold`/`dev_put`).
-///
-/// # Invariants
-///
-/// The pointer is valid and this object owns one reference to the device.
-pub(crate) struct NetDeviceRef(NonNull<bindings::net_device>);
+// SAFETY: `dev_hold` and `dev_put` count the references that keep a
+// `net_device` alive, and may be called from any thread.
+unsafe impl AlwaysRefCounted for NetDevice {
+    fn inc_ref(&self) {
+        // SAFETY: The device is alive while `self` is borrowed.
+        unsafe { bindings::rroce_dev_hold(self.as_raw()) };
+    }
 
-// SAFETY: A net_device reference may be dropped on any thread.
-unsafe impl Send for NetDeviceRef {}
-// SAFETY: `NetDevice`'s methods may be called from any thread.
-unsafe impl Sync for NetDeviceRef {}
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns a reference.
+        unsafe { bindings::rroce_dev_put(obj.cast().as_ptr()) };
+    }
+}
 
-impl NetDeviceRef {
-    /// Takes ownership of a reference the caller already holds.
+impl NetDevice {
+    /// Takes over a reference the caller holds; `None` for null.
     ///
     /// # Safety
     ///
     /// `ptr` is null, or points to a `net_device` on which the caller holds
     /// one reference that it hands over.
-    pub(crate) unsafe fn from_held(ptr: *mut bindings::net_device) -> Option<Self> {
-        // INVARIANT: The caller hands over its reference.
-        NonNull::new(ptr).map(Self)
-    }
-}
-
-impl core::ops::Deref for NetDeviceRef {
-    type Target = NetDevice;
-
-    fn deref(&self) -> &NetDevice {
-        // SAFETY: By the type invariant we hold a reference, so the device
-        // lives as long as `self`.
-        unsafe { NetDevice::from_raw(self.0.as_ptr()) }
-    }
-}
-
-impl Drop for NetDeviceRef {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant we own one reference.
-        unsafe { bindings::rroce_dev_put(self.0.as_ptr()) };
+    pub(crate) unsafe fn from_held(ptr: *mut bindings::net_device) -> Option<ARef<Self>> {
+        // SAFETY: The caller hands over its reference; `NetDevice` is a
+        // transparent wrapper of `net_device`.
+        NonNull::new(ptr).map(|p| unsafe { ARef::from_raw(p.cast()) })
     }
 }
 
@@ -296,10 +287,12 @@ impl SkBuff {
         unsafe { core::slice::from_raw_parts(ptr, len as usize) }
     }
 
-    /// The device it arrived on.
-    pub(crate) fn dev_raw(&self) -> *mut bindings::net_device {
-        // SAFETY: The skb is valid.
-        unsafe { bindings::rroce_skb_dev(self.0.as_ptr()) }
+    /// The device it arrived on, if any.
+    pub(crate) fn dev(&self) -> Option<&NetDevice> {
+        // SAFETY: The skb is valid; its device is alive while we own it.
+        let dev = unsafe { bindings::rroce_skb_dev(self.0.as_ptr()) };
+        // SAFETY: As above, for as long as the skb is borrowed.
+        (!dev.is_null()).then(|| unsafe { NetDevice::from_raw(dev) })
     }
 
     /// Routes the packet, whose data is the UDP payload, from `saddr` to

@@ -11,13 +11,16 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::{Driver, PortEvent, Registry};
+use super::{adapter::Adapter, Driver, PortEvent, Registry};
 use crate::{
     bindings,
-    kernel_ext::net::{NetDevice, NetDeviceRef, SkBuff},
+    kernel_ext::net::{NetDevice, SkBuff},
 };
-use core::marker::PhantomData;
-use kernel::{prelude::*, sync::Arc, types::Opaque};
+use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
+use kernel::{
+    sync::Arc,
+    types::{ARef, AlwaysRefCounted, Opaque},
+};
 
 /// An `ib_device` of driver `T`, followed by its data.
 #[repr(C)]
@@ -43,7 +46,7 @@ pub(super) struct Container<T: Driver> {
 /// Wraps the `ib_device` at the start of a `Container<T>` whose `registry`
 /// and `data` are initialised; a `&Device<T>` is only handed out while
 /// ib_core guarantees the device is not deallocated (during a callback, or
-/// while a reference from `ib_device_get_by_netdev` is held).
+/// while a reference is held: an `ARef<Device<T>>`).
 #[repr(transparent)]
 pub(crate) struct Device<T: Driver>(Opaque<bindings::ib_device>, PhantomData<T>);
 
@@ -72,10 +75,10 @@ impl<T: Driver> Device<T> {
     }
 
     /// The netdev of `port`, if it is still associated.
-    pub(crate) fn netdev(&self, port: u32) -> Option<NetDeviceRef> {
+    pub(crate) fn netdev(&self, port: u32) -> Option<ARef<NetDevice>> {
         // SAFETY: The device is alive by the type invariant; the core returns
         // a held reference (or null), which `from_held` takes over.
-        unsafe { NetDeviceRef::from_held(bindings::ib_device_get_netdev(self.as_raw(), port)) }
+        unsafe { NetDevice::from_held(bindings::ib_device_get_netdev(self.as_raw(), port)) }
     }
 
     /// Tells ib_core's clients (and through uverbs, userspace) about `port`.
@@ -100,22 +103,9 @@ impl<T: Driver> Device<T> {
     /// Queues a received packet for the device it arrived on, if that is
     /// one of ours; otherwise drops it. Callable in softirq context.
     pub(crate) fn deliver(skb: SkBuff) {
-        // SAFETY: The skb's device is alive while we own the skb; a returned
-        // device is held until the put.
-        let ib = unsafe { bindings::ib_device_get_by_netdev(skb.dev_raw(), T::DRIVER_ID) };
-        if ib.is_null() {
-            return;
+        if let Some(dev) = skb.dev().and_then(Self::get_by_netdev) {
+            dev.deliver_bounded(skb);
         }
-        // Another driver may use the same driver id (the C rxe does): only
-        // the devices this module registered carry a `Container<T>`, and a
-        // module has at most one `Driver` type.
-        // SAFETY: `ib` is held, so its ops can be read.
-        if unsafe { (*ib).ops.owner } == crate::THIS_MODULE.as_ptr().cast() {
-            // SAFETY: Ours and held, so it heads a live `Container<T>`.
-            unsafe { Self::from_raw(ib) }.deliver_bounded(skb);
-        }
-        // SAFETY: Releases the reference taken above.
-        unsafe { bindings::ib_device_put(ib) };
     }
 
     /// Queues a packet from the wire, unless the backlog is full.
@@ -178,41 +168,64 @@ impl<T: Driver> Device<T> {
         }
     }
 
+    /// The device of driver `T` bound to `netdev`, if any.
+    pub(crate) fn get_by_netdev(netdev: &NetDevice) -> Option<ARef<Self>> {
+        let held = Held::by_netdev(netdev, T::DRIVER_ID)?;
+        // Another driver may use the same driver id (the C rxe does): only
+        // the devices that carry `T`'s ops head a `Container<T>`.
+        // SAFETY: `held` keeps the device alive.
+        if !unsafe { Adapter::<T>::owns(held.0.as_ptr()) } {
+            return None;
+        }
+        let ib = ManuallyDrop::new(held).0;
+        // SAFETY: Ours, and the reference `held` owned passes on; `Device<T>`
+        // is a transparent wrapper of `ib_device`.
+        Some(unsafe { ARef::from_raw(ib.cast()) })
+    }
+
     /// Whether any device of driver id `T::DRIVER_ID` is bound to `netdev`,
     /// ours or another driver's.
     pub(crate) fn exists_on(netdev: &NetDevice) -> bool {
-        // SAFETY: `netdev` is alive; a returned device comes with a reference
-        // that is put right away.
-        unsafe {
-            let ib = bindings::ib_device_get_by_netdev(netdev.as_raw(), T::DRIVER_ID);
-            if ib.is_null() {
-                return false;
-            }
-            bindings::ib_device_put(ib);
-        }
-        true
+        Held::by_netdev(netdev, T::DRIVER_ID).is_some()
+    }
+}
+
+// SAFETY: `ib_device`s are counted by their `refcount`, which
+// `ib_device_put` drops; the device is not freed before it reaches zero.
+unsafe impl<T: Driver> AlwaysRefCounted for Device<T> {
+    fn inc_ref(&self) {
+        // SAFETY: The device is alive while `self` is borrowed, so its count
+        // is not zero.
+        unsafe { bindings::rroce_ib_device_hold(self.as_raw()) };
     }
 
-    /// Runs `f` on the device of driver `T` in `module` bound to `netdev`,
-    /// if any. A module has at most one `Driver` type.
-    pub(crate) fn with_netdev<R>(
-        module: &'static ThisModule,
-        netdev: &NetDevice,
-        f: impl FnOnce(&Self) -> R,
-    ) -> Option<R> {
-        // SAFETY: `netdev` is alive; a returned device is held until the put.
-        let ib = unsafe { bindings::ib_device_get_by_netdev(netdev.as_raw(), T::DRIVER_ID) };
-        if ib.is_null() {
-            return None;
-        }
-        // Another driver may use the same driver id (the C rxe does): only
-        // the devices `module` registered carry a `Container<T>`.
-        // SAFETY: `ib` is held, so its ops can be read.
-        let ours = unsafe { (*ib).ops.owner } == module.as_ptr().cast();
-        // SAFETY: If ours, `ib` heads a live `Container<T>` while held.
-        let result = ours.then(|| f(unsafe { Self::from_raw(ib) }));
-        // SAFETY: Releases the reference taken above.
-        unsafe { bindings::ib_device_put(ib) };
-        result
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns a reference.
+        unsafe { bindings::ib_device_put(obj.cast().as_ptr()) };
+    }
+}
+
+/// A reference on a device from `ib_device_get_by_netdev`, whichever
+/// driver's it is.
+///
+/// # Invariants
+///
+/// Owns one reference on a registered `ib_device`.
+struct Held(NonNull<bindings::ib_device>);
+
+impl Held {
+    /// The device of driver id `driver_id` bound to `netdev`, if any.
+    fn by_netdev(netdev: &NetDevice, driver_id: u32) -> Option<Self> {
+        // SAFETY: `netdev` is alive; a returned device comes with a reference.
+        let ib = unsafe { bindings::ib_device_get_by_netdev(netdev.as_raw(), driver_id) };
+        // INVARIANT: The reference is ours.
+        NonNull::new(ib).map(Self)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own a reference.
+        unsafe { bindings::ib_device_put(self.0.as_ptr()) };
     }
 }
