@@ -3,8 +3,10 @@
 #
 # A process that writes garbage and adversarial values into its own mapped
 # SQ, RQ, SRQ and CQ rings and rings the doorbell itself (ring_hostile.c):
-# every case ends in an error completion or the error state, no byte lands
-# outside the memory registered for it, and the kernel logs no warning.
+# every malformed case ends in an error completion or the error state, a
+# producer index far ahead takes no more than its masked value, no byte
+# lands outside the memory registered for it, and the kernel logs no
+# warning.
 
 . "$(dirname "$0")/lib.sh"
 
