@@ -153,18 +153,14 @@ void rroce_skb_pull_to_transport(struct sk_buff *skb)
 
 /*
  * Routes a packet from @saddr to @daddr (IPv4-mapped for IPv4) out of
- * @ndev, and pushes its UDP and IP headers; the IP header is final but for
- * the fields ip_local_out() recomputes identically (length, checksum), so
- * the ICRC can be computed over it. Returns 1 if the destination is a local
- * address, 0 if the packet is to go out, or a negative errno.
+ * @ndev, and attaches the route to it. Returns 1 if the destination is a
+ * local address, 0 if the packet is to go out, or a negative errno.
  */
 int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
-		    const struct in6_addr *saddr, const struct in6_addr *daddr,
-		    u16 sport, u8 tclass, u8 hop_limit)
+		    const struct in6_addr *saddr, const struct in6_addr *daddr)
 {
 	struct net *net = dev_net(ndev);
 	struct dst_entry *dst;
-	struct udphdr *udph;
 	bool v4 = ipv6_addr_v4mapped(daddr);
 
 	if (v4 != ipv6_addr_v4mapped(saddr))
@@ -206,50 +202,39 @@ int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
 	skb_clear_hash(skb);
 	skb_dst_set(skb, dst);
 	skb->ip_summed = CHECKSUM_NONE;
-
-	__skb_push(skb, sizeof(*udph));
-	skb_reset_transport_header(skb);
-	udph = udp_hdr(skb);
-	udph->source = htons(sport);
-	udph->dest = htons(ROCE_V2_UDP_DPORT);
-	udph->len = htons(skb->len);
-	udph->check = 0;
-
-	if (v4) {
-		struct iphdr *iph;
-
-		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-		__skb_push(skb, sizeof(*iph));
-		skb_reset_network_header(skb);
-		iph = ip_hdr(skb);
-		iph->version = IPVERSION;
-		iph->ihl = sizeof(*iph) >> 2;
-		iph->tot_len = htons(skb->len);
-		iph->frag_off = htons(IP_DF);
-		iph->protocol = IPPROTO_UDP;
-		iph->tos = tclass;
-		iph->ttl = hop_limit;
-		iph->saddr = saddr->s6_addr32[3];
-		iph->daddr = daddr->s6_addr32[3];
-		__ip_select_ident(net, iph, 1);
-		skb->protocol = htons(ETH_P_IP);
-	} else {
-		struct ipv6hdr *ip6h;
-
-		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-		__skb_push(skb, sizeof(*ip6h));
-		skb_reset_network_header(skb);
-		ip6h = ipv6_hdr(skb);
-		ip6_flow_hdr(ip6h, tclass, 0);
-		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-		ip6h->nexthdr = IPPROTO_UDP;
-		ip6h->hop_limit = hop_limit;
-		ip6h->saddr = *saddr;
-		ip6h->daddr = *daddr;
-		skb->protocol = htons(ETH_P_IPV6);
-	}
 	skb->dev = dst->dev;
 	return (dst->dev->flags & IFF_LOOPBACK) ? 1 : 0;
+}
+
+unsigned char *rroce_skb_push(struct sk_buff *skb, unsigned int len)
+{
+	return __skb_push(skb, len);
+}
+
+void rroce_skb_reset_network_header(struct sk_buff *skb)
+{
+	skb_reset_network_header(skb);
+}
+
+void rroce_skb_set_transport_header(struct sk_buff *skb, int offset)
+{
+	skb_set_transport_header(skb, offset);
+}
+
+/* The IP layer's control block: IPCB or IP6CB, zeroed for a new packet. */
+void rroce_skb_clear_cb(struct sk_buff *skb)
+{
+	memset(skb->cb, 0, sizeof(skb->cb));
+}
+
+void rroce_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
+{
+	skb->protocol = protocol;
+}
+
+void rroce_ip_select_ident(struct sk_buff *skb)
+{
+	__ip_select_ident(dev_net(skb_dst(skb)->dev), ip_hdr(skb), 1);
 }
 
 /* Sends a packet rroce_skb_route() prepared; consumes it. */

@@ -47,8 +47,13 @@ int rroce_skb_linearize(struct sk_buff *skb);
 unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len);
 void rroce_skb_pull_to_transport(struct sk_buff *skb);
 int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
-		    const struct in6_addr *saddr, const struct in6_addr *daddr,
-		    u16 sport, u8 tclass, u8 hop_limit);
+		    const struct in6_addr *saddr, const struct in6_addr *daddr);
+unsigned char *rroce_skb_push(struct sk_buff *skb, unsigned int len);
+void rroce_skb_reset_network_header(struct sk_buff *skb);
+void rroce_skb_set_transport_header(struct sk_buff *skb, int offset);
+void rroce_skb_clear_cb(struct sk_buff *skb);
+void rroce_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
+void rroce_ip_select_ident(struct sk_buff *skb);
 int rroce_skb_ip_output(struct sk_buff *skb);
 void rroce_skb_queue_head_init(struct sk_buff_head *list);
 void rroce_skb_queue_purge(struct sk_buff_head *list);

@@ -295,25 +295,63 @@ impl SkBuff {
         (!dev.is_null()).then(|| unsafe { NetDevice::from_raw(dev) })
     }
 
-    /// Routes the packet, whose data is the UDP payload, from `saddr` to
-    /// `daddr` (IPv4-mapped for IPv4) out of `netdev`, and puts the UDP and
-    /// IP headers in front of it. Afterwards `data` starts at the IP header.
-    pub(crate) fn route(&mut self, netdev: &NetDevice, path: &Path) -> Result<Route> {
-        // SAFETY: The skb is ours with the helper's headroom; the netdev and
-        // the addresses are valid for the call.
+    /// Routes the packet from `saddr` to `daddr` (IPv6, or IPv4-mapped
+    /// for IPv4) out of `netdev`, and attaches the route to it.
+    pub(crate) fn route(
+        &mut self,
+        netdev: &NetDevice,
+        saddr: &[u8; 16],
+        daddr: &[u8; 16],
+    ) -> Result<Route> {
+        // SAFETY: The skb is ours; the netdev and the addresses (16 bytes
+        // each, as `struct in6_addr`) are valid for the call.
         let ret = unsafe {
             bindings::rroce_skb_route(
                 self.0.as_ptr(),
                 netdev.as_raw(),
-                path.saddr.as_ptr().cast(),
-                path.daddr.as_ptr().cast(),
-                path.sport,
-                path.tclass,
-                path.hop_limit,
+                saddr.as_ptr().cast(),
+                daddr.as_ptr().cast(),
             )
         };
         to_result(ret)?;
         Ok(if ret == 1 { Route::Local } else { Route::Out })
+    }
+
+    /// Puts an IP header of `ip_len` bytes (IPv4 if `v4`) and a UDP header
+    /// in front of the data, which is the UDP payload; `write` fills them
+    /// in. For IPv4, the IP layer then picks the identification, as for its
+    /// own packets. Afterwards `data` starts at the IP header.
+    pub(crate) fn push_ip_udp(
+        &mut self,
+        ip_len: usize,
+        v4: bool,
+        write: impl FnOnce(&mut [u8]) -> Result,
+    ) -> Result {
+        if ip_len > MAX_IP_HEADER_LEN {
+            return Err(EINVAL);
+        }
+        let len = ip_len + UDP_HEADER_LEN;
+        let skb = self.0.as_ptr();
+        // SAFETY: `alloc` reserved `HEADROOM` bytes in front of the data,
+        // room for `len`; the pushed bytes are ours until the skb goes.
+        let hdr = unsafe {
+            core::slice::from_raw_parts_mut(bindings::rroce_skb_push(skb, len as u32), len)
+        };
+        write(hdr)?;
+        let protocol = if v4 { ETH_P_IP } else { ETH_P_IPV6 };
+        // SAFETY: The headers are in place at the data: the network header
+        // is there, the transport header `ip_len` bytes on.
+        unsafe {
+            bindings::rroce_skb_reset_network_header(skb);
+            bindings::rroce_skb_set_transport_header(skb, ip_len as ffi::c_int);
+            bindings::rroce_skb_clear_cb(skb);
+            bindings::rroce_skb_set_protocol(skb, protocol.to_be());
+            if v4 {
+                // Needs the route, which `route` attached.
+                bindings::rroce_ip_select_ident(skb);
+            }
+        }
+        Ok(())
     }
 
     /// Moves `data` back from the IP header to the UDP header, where the
@@ -336,18 +374,13 @@ impl SkBuff {
     }
 }
 
-/// Where a packet goes and how, at the IP level.
-pub(crate) struct Path {
-    /// Source and destination, as IPv6 or IPv4-mapped addresses.
-    pub(crate) saddr: [u8; 16],
-    pub(crate) daddr: [u8; 16],
-    /// UDP source port.
-    pub(crate) sport: u16,
-    /// IPv4 TOS or IPv6 traffic class.
-    pub(crate) tclass: u8,
-    /// IPv4 TTL or IPv6 hop limit.
-    pub(crate) hop_limit: u8,
-}
+/// `ETH_P_IP` and `ETH_P_IPV6` (`include/uapi/linux/if_ether.h`).
+const ETH_P_IP: u16 = 0x0800;
+const ETH_P_IPV6: u16 = 0x86dd;
+/// The longest IP header `push_ip_udp` takes (IPv6 without extensions),
+/// and the UDP header: within the headroom `rroce_skb_alloc` reserves.
+const MAX_IP_HEADER_LEN: usize = 40;
+const UDP_HEADER_LEN: usize = 8;
 
 /// Where [`SkBuff::route`] sends a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,25 +7,16 @@
 
 use crate::kernel_ext::{
     crc32_le,
-    net::{Path, Route, SkBuff},
+    net::{Route, SkBuff},
     rdma::{Av, Device, Driver},
 };
 use crate::limits::PORT;
 use crate::proto::{
     icrc,
+    ip::{IpHeader, UDP_LEN},
     packet::{packet_len, pad_len, Headers},
 };
 use kernel::prelude::*;
-
-/// IPv4 header without options, and UDP header, lengths.
-const IPV4_HEADER_LEN: usize = 20;
-const IPV6_HEADER_LEN: usize = 40;
-const UDP_HEADER_LEN: usize = 8;
-
-/// Whether a GID is an IPv4-mapped IPv6 address.
-pub(crate) fn is_v4_mapped(gid: &[u8; 16]) -> bool {
-    gid[..10].iter().all(|&b| b == 0) && gid[10] == 0xff && gid[11] == 0xff
-}
 
 /// The UDP source port of a QP's packets: fixed per QP so that a flow stays
 /// on one path, and spread over QPs for ECMP, as the C rxe does.
@@ -52,15 +43,18 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     fill(buf.get_mut(hlen..hlen + payload_len).ok_or(EINVAL)?)?;
 
     let netdev = dev.netdev(PORT).ok_or(ENODEV)?;
-    let path = Path {
+    let route = skb.route(&netdev, &av.sgid, &av.dgid)?;
+    let ip = IpHeader {
         saddr: av.sgid,
         daddr: av.dgid,
-        sport,
         tclass: av.traffic_class,
         hop_limit: av.hop_limit.max(1),
     };
-    let route = skb.route(&netdev, &path)?;
-    seal(&mut skb, is_v4_mapped(&av.dgid))?;
+    skb.push_ip_udp(ip.len(), ip.is_v4(), |hdr| {
+        ip.write_with_udp(sport, len, hdr).map_err(|_| EINVAL)?;
+        Ok(())
+    })?;
+    seal(&mut skb, ip.len())?;
     match route {
         Route::Out => {
             // A full queue drops the packet; the sender's timer recovers.
@@ -74,15 +68,15 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     Ok(())
 }
 
-/// Writes the ICRC over the packet, whose data starts at the IP header.
-fn seal(skb: &mut SkBuff, v4: bool) -> Result {
-    let ip_len = if v4 { IPV4_HEADER_LEN } else { IPV6_HEADER_LEN };
+/// Writes the ICRC over the packet, whose data starts at an IP header of
+/// `ip_len` bytes.
+fn seal(skb: &mut SkBuff, ip_len: usize) -> Result {
     let data = skb.data_mut();
     let body_end = data.len().checked_sub(icrc::LEN).ok_or(EINVAL)?;
     let crc = {
         let ip = data.get(..ip_len).ok_or(EINVAL)?;
-        let udp = data.get(ip_len..ip_len + UDP_HEADER_LEN).ok_or(EINVAL)?;
-        let covered = data.get(ip_len + UDP_HEADER_LEN..body_end).ok_or(EINVAL)?;
+        let udp = data.get(ip_len..ip_len + UDP_LEN).ok_or(EINVAL)?;
+        let covered = data.get(ip_len + UDP_LEN..body_end).ok_or(EINVAL)?;
         icrc::compute(crc32_le, ip, udp, covered).map_err(|_| EINVAL)?
     };
     data[body_end..].copy_from_slice(&crc);
@@ -92,8 +86,8 @@ fn seal(skb: &mut SkBuff, v4: bool) -> Result {
 /// The parts of a received packet: IP header, UDP header, UDP payload.
 pub(crate) fn split_received(skb: &SkBuff) -> Option<(&[u8], &[u8], &[u8])> {
     let data = skb.data();
-    let udp = data.get(..UDP_HEADER_LEN)?;
-    let payload = data.get(UDP_HEADER_LEN..)?;
+    let udp = data.get(..UDP_LEN)?;
+    let payload = data.get(UDP_LEN..)?;
     Some((skb.ip_header(), udp, payload))
 }
 

@@ -22,6 +22,7 @@
 pub(crate) mod cqe;
 pub(crate) mod headers;
 pub(crate) mod icrc;
+pub(crate) mod ip;
 pub(crate) mod opcode;
 pub(crate) mod packet;
 pub(crate) mod psn;

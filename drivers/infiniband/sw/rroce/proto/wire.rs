@@ -116,6 +116,17 @@ impl<'a> Writer<'a> {
     pub(super) fn u64(&mut self, value: u64) -> Result<(), HeaderError> {
         self.put(value.to_be_bytes())
     }
+
+    /// Writes bytes as they are (addresses).
+    pub(super) fn bytes(&mut self, value: &[u8]) -> Result<(), HeaderError> {
+        if self.rest.len() < value.len() {
+            return Err(HeaderError::Truncated);
+        }
+        let (head, rest) = core::mem::take(&mut self.rest).split_at_mut(value.len());
+        head.copy_from_slice(value);
+        self.rest = rest;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

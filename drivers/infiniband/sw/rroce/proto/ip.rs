@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The IPv4, IPv6 and UDP headers in front of a RoCEv2 packet.
+//!
+//! The sender writes them before it computes the ICRC, which covers them
+//! but for the fields routers may change (`icrc`), so they must be final:
+//! only the IPv4 identification, length and checksum are left for the IP
+//! layer, which fills them in as it would have (the checksum is masked out
+//! of the ICRC; identification and length are set before the ICRC is
+//! computed, by the kernel side).
+
+use super::wire::{HeaderError, Writer};
+
+/// The UDP port of RoCEv2 (IANA).
+pub(crate) const ROCE_V2_PORT: u16 = 4791;
+/// An IPv4 header without options.
+pub(crate) const IPV4_LEN: usize = 20;
+/// An IPv6 header without extension headers.
+pub(crate) const IPV6_LEN: usize = 40;
+/// A UDP header.
+pub(crate) const UDP_LEN: usize = 8;
+
+const IPPROTO_UDP: u8 = 17;
+/// IPv4 "don't fragment".
+const IP_DF: u16 = 0x4000;
+
+/// The IP header of a packet: IPv4 when both addresses are IPv4-mapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IpHeader {
+    /// Source and destination, IPv6 or IPv4-mapped.
+    pub(crate) saddr: [u8; 16],
+    pub(crate) daddr: [u8; 16],
+    /// IPv4 TOS or IPv6 traffic class.
+    pub(crate) tclass: u8,
+    /// IPv4 TTL or IPv6 hop limit.
+    pub(crate) hop_limit: u8,
+}
+
+/// Whether an address is IPv4-mapped (`::ffff:a.b.c.d`).
+pub(crate) fn is_v4_mapped(addr: &[u8; 16]) -> bool {
+    addr[..10].iter().all(|&b| b == 0) && addr[10] == 0xff && addr[11] == 0xff
+}
+
+impl IpHeader {
+    /// Whether it is an IPv4 header.
+    pub(crate) fn is_v4(&self) -> bool {
+        is_v4_mapped(&self.daddr)
+    }
+
+    /// Its length on the wire.
+    pub(crate) fn len(&self) -> usize {
+        if self.is_v4() {
+            IPV4_LEN
+        } else {
+            IPV6_LEN
+        }
+    }
+
+    /// Writes the IP and UDP headers of a datagram from UDP port `sport`
+    /// with `payload_len` bytes of UDP payload at the start of `out`;
+    /// returns their length. The addresses must both be IPv4-mapped or
+    /// neither. The IPv4 identification and checksum are left 0.
+    pub(crate) fn write_with_udp(
+        &self,
+        sport: u16,
+        payload_len: usize,
+        out: &mut [u8],
+    ) -> Result<usize, HeaderError> {
+        if is_v4_mapped(&self.saddr) != self.is_v4() {
+            return Err(HeaderError::Range);
+        }
+        let udp_len = UDP_LEN + payload_len;
+        let len = self.len() + UDP_LEN;
+        let mut w = Writer::new(out, len)?;
+        if self.is_v4() {
+            let total = u16::try_from(IPV4_LEN + udp_len).map_err(|_| HeaderError::Range)?;
+            w.u8(0x45)?;
+            w.u8(self.tclass)?;
+            w.u16(total)?;
+            w.u16(0)?; // identification: the IP layer's choice
+            w.u16(IP_DF)?;
+            w.u8(self.hop_limit)?;
+            w.u8(IPPROTO_UDP)?;
+            w.u16(0)?; // checksum: the IP layer's
+            w.bytes(&self.saddr[12..])?;
+            w.bytes(&self.daddr[12..])?;
+        } else {
+            let payload = u16::try_from(udp_len).map_err(|_| HeaderError::Range)?;
+            // Version 6, traffic class, flow label 0.
+            w.u32(6 << 28 | u32::from(self.tclass) << 20)?;
+            w.u16(payload)?;
+            w.u8(IPPROTO_UDP)?;
+            w.u8(self.hop_limit)?;
+            w.bytes(&self.saddr)?;
+            w.bytes(&self.daddr)?;
+        }
+        w.u16(sport)?;
+        w.u16(ROCE_V2_PORT)?;
+        w.u16(u16::try_from(udp_len).map_err(|_| HeaderError::Range)?)?;
+        w.u16(0)?; // no UDP checksum: the ICRC covers the packet
+        Ok(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4(a: [u8; 4]) -> [u8; 16] {
+        let mut m = [0u8; 16];
+        m[10] = 0xff;
+        m[11] = 0xff;
+        m[12..].copy_from_slice(&a);
+        m
+    }
+
+    #[test]
+    fn writes_ipv4_and_udp() {
+        let h = IpHeader {
+            saddr: v4([10, 0, 0, 1]),
+            daddr: v4([10, 0, 0, 2]),
+            tclass: 0x10,
+            hop_limit: 64,
+        };
+        let mut out = [0xaa; 40];
+        assert_eq!(h.write_with_udp(0xc000, 100, &mut out), Ok(28));
+        let want: [u8; 28] = [
+            0x45, 0x10, 0, 128, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, //
+            0xc0, 0, 0x12, 0xb7, 0, 108, 0, 0,
+        ];
+        assert_eq!(out[..28], want);
+        assert_eq!(out[28], 0xaa);
+    }
+
+    #[test]
+    fn writes_ipv6_and_udp() {
+        let mut s = [0u8; 16];
+        s[0] = 0xfe;
+        s[15] = 1;
+        let mut d = s;
+        d[15] = 2;
+        let h = IpHeader {
+            saddr: s,
+            daddr: d,
+            tclass: 0xa5,
+            hop_limit: 1,
+        };
+        let mut out = [0u8; 48];
+        assert_eq!(h.write_with_udp(0xc123, 4, &mut out), Ok(48));
+        assert_eq!(out[..8], [0x6a, 0x50, 0, 0, 0, 12, 17, 1]);
+        assert_eq!(out[8..24], s);
+        assert_eq!(out[24..40], d);
+        assert_eq!(out[40..48], [0xc1, 0x23, 0x12, 0xb7, 0, 12, 0, 0]);
+    }
+
+    #[test]
+    fn refuses_mixed_families_and_short_buffers() {
+        let mut h = IpHeader {
+            saddr: [0; 16],
+            daddr: v4([1, 2, 3, 4]),
+            tclass: 0,
+            hop_limit: 1,
+        };
+        let mut out = [0u8; 48];
+        assert_eq!(h.write_with_udp(1, 0, &mut out), Err(HeaderError::Range));
+        h.saddr = v4([4, 3, 2, 1]);
+        assert_eq!(
+            h.write_with_udp(1, 0, &mut out[..27]),
+            Err(HeaderError::Truncated)
+        );
+        assert_eq!(
+            h.write_with_udp(1, 70_000, &mut out),
+            Err(HeaderError::Range)
+        );
+    }
+}
