@@ -99,8 +99,13 @@ impl Cq {
         notifier: Arc<CqNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self, u32)> {
-        if attr.cqe == 0 || attr.cqe > MAX_CQE || attr.flags != 0 {
+        if attr.cqe == 0 || attr.cqe > MAX_CQE {
             return Err(EINVAL);
+        }
+        // Flags ask for what rroce does not do (timestamps, ignoring
+        // overruns): not a bad argument, an unsupported one.
+        if attr.flags != 0 {
+            return Err(eopnotsupp());
         }
         let (user_ring, kernel_ring) = match user {
             Some((uctx, udata)) => {
@@ -165,7 +170,8 @@ impl Cq {
     }
 
     /// Moves the completions to a new ring of at least `cqe`, which the
-    /// response describes; `EINVAL` if they would not fit.
+    /// response describes; `EINVAL` if they would not fit (IBA 11.2.6.4:
+    /// resizing below the completions present fails and loses nothing).
     pub(crate) fn resize(&self, cqe: u32, uctx: &UserContext, udata: &UData<'_>) -> Result<u32> {
         if cqe == 0 || cqe > MAX_CQE {
             return Err(EINVAL);
@@ -176,7 +182,10 @@ impl Cq {
         let geometry = old.geometry();
         let mut consumer = old.consumer();
         let pending = geometry.count(state.producer, consumer);
-        let ring = UserRing::new(uctx, cqe.max(pending), USER_WC_SIZE)?;
+        if cqe < pending {
+            return Err(EINVAL);
+        }
+        let ring = UserRing::new(uctx, cqe, USER_WC_SIZE)?;
         let mut producer = 0;
         let mut wc = [0u8; USER_WC_SIZE as usize];
         while consumer != state.producer {

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..11\n");
+	printf("TAP version 13\n1..12\n");
 	ctx = open_device(argv[1]);
 	report(ctx != NULL, "open the device");
 	if (!ctx)
@@ -66,6 +66,22 @@ int main(int argc, char **argv)
 	errno = 0;
 	cq = ibv_create_cq(ctx, MAX_CQE + 1, NULL, NULL, 0);
 	report(!cq && errno == EINVAL, "one entry more than max_cqe: EINVAL");
+
+	{
+		struct ibv_cq_init_attr_ex a = {
+			.cqe = 16,
+			.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+			.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN,
+		};
+		struct ibv_cq_ex *cq_ex;
+
+		errno = 0;
+		cq_ex = ibv_create_cq_ex(ctx, &a);
+		report(!cq_ex && errno == EOPNOTSUPP,
+		       "an extended CQ that ignores overruns: EOPNOTSUPP, not supported");
+		if (cq_ex)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq_ex));
+	}
 
 	ok = 1;
 	for (i = 0; i < 200 && ok; i++) {

@@ -13,7 +13,8 @@
  * a CQ with a completion channel signals the next completion, and when armed
  * for solicited ones only, a solicited one but not another; an SRQ feeds an RC
  * QP its receives in order and raises its limit event, which disarms it; a
- * full CQ puts the receiving QP in the error state. Data is compared byte for
+ * full CQ puts the receiving QP in the error state; a CQ resized below the
+ * completions it holds refuses and loses none. Data is compared byte for
  * byte; every wait gives up after 10 s.
  *
  * Usage: verbs_data DEVICE.  Prints KTAP; exits 0 if every case passed.
@@ -388,6 +389,49 @@ static int unsignalled(struct pair *p)
 		return 1;
 	printf("# another send completion: wr %llu\n", (unsigned long long)wc.wr_id);
 	return 0;
+}
+
+/*
+ * B's CQ holds 6 receive completions (A's last send completes only after
+ * B has completed its receive): resizing it to 4 fails with EINVAL (IBA
+ * 11.2.6.4) and loses none; resizing it to 100 keeps all 6, in order.
+ */
+static int resize_full(struct pair *p)
+{
+	struct ibv_send_wr wr[6];
+	struct ibv_sge s[6], r[6];
+	struct ibv_wc wc;
+	int i, err, ok = 1;
+
+	fill(src, 96, 8);
+	for (i = 0; i < 6; i++) {
+		r[i] = SGE(mr_rcv1, rcv1 + i * 512, 512);
+		ok &= post_recv(p->qp[1], 80 + i, &r[i], 1);
+		s[i] = SGE(mr_src, src + i * 16, 16);
+		wr[i] = wr_of(85 + i, IBV_WR_SEND, &s[i], 1, NULL);
+		wr[i].next = i < 5 ? &wr[i + 1] : NULL;
+		wr[i].send_flags = i < 5 ? 0 : IBV_SEND_SIGNALED;
+	}
+	if (!ok || !post_send(p->qp[0], wr) || !expect(p->cq[0], 90, IBV_WC_SUCCESS, IBV_WC_SEND, &wc))
+		return 0;
+	err = ibv_resize_cq(p->cq[1], 4);
+	if (err != EINVAL) {
+		printf("# resize to 4 under 6 completions: %s, not EINVAL\n", strerror(err));
+		return 0;
+	}
+	err = ibv_resize_cq(p->cq[1], 100);
+	if (err || p->cq[1]->cqe < 100) {
+		printf("# resize to 100: %s, cqe %d\n", strerror(err), p->cq[1]->cqe);
+		return 0;
+	}
+	for (i = 0; i < 6 && ok; i++)
+		ok = recv_wait(p, 80 + i, IBV_WC_RECV, 16, 0) &&
+		     same("received", rcv1 + i * 512, src + i * 16, 16);
+	if (ok && poll_one(p->cq[1], &wc, 0.2)) {
+		printf("# a seventh completion: wr %llu\n", (unsigned long long)wc.wr_id);
+		return 0;
+	}
+	return ok;
 }
 
 /* After an error A is in the error state: what it is given next is flushed. */
@@ -921,6 +965,8 @@ static const struct {
 	{ inline_send, 0, "inline SEND of 64 bytes, taken when posted" },
 	{ atomics, 0, "fetch and add, compare and swap, a compare that fails" },
 	{ unsignalled, 0, "3 SENDs, the last signalled: 1 send and 3 receive completions" },
+	{ resize_full, 0, "B's CQ holding 6 completions: resize to 4 is EINVAL, to 100 keeps "
+			  "all 6 in order" },
 	{ bad_rkey, 1, "RDMA WRITE with a wrong rkey: REM_ACCESS_ERR, target intact, flush" },
 	{ bad_lkey, 1, "SEND with a wrong lkey: LOC_PROT_ERR, flush" },
 	{ read_beyond, 1, "RDMA READ past the remote MR: REM_ACCESS_ERR, nothing read, flush" },
