@@ -291,9 +291,15 @@ impl Qp {
         Ok(())
     }
 
-    /// The attributes and capacities.
+    /// The attributes and capacities, with the PSNs as they are now: the
+    /// next to send and the next expected, which is what someone looking
+    /// at a stuck QP wants to see.
     pub(crate) fn query(&self) -> Result<(QpAttr, QpCaps)> {
-        let attr = self.core.inner.lock().as_ref().ok_or(EINVAL)?.attr;
+        let inner = self.core.inner.lock();
+        let inner = inner.as_ref().ok_or(EINVAL)?;
+        let mut attr = inner.attr;
+        attr.sq_psn = inner.send.next_psn().get();
+        attr.rq_psn = inner.resp.expected_psn().get();
         Ok((attr, self.core.caps))
     }
 

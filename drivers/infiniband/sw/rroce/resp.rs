@@ -128,6 +128,11 @@ impl Responder {
             .map(|(_, orig)| orig)
     }
 
+    /// The PSN expected next: `rq_psn` as a query reports it.
+    pub(crate) fn expected_psn(&self) -> Psn {
+        self.epsn
+    }
+
     /// Expects `psn` next (modify with `IB_QP_RQ_PSN`).
     pub(crate) fn reset(&mut self, psn: Psn) {
         self.epsn = psn;

@@ -107,6 +107,11 @@ impl SendQueue {
         self.window.reset(psn);
     }
 
+    /// The PSN the next request starts at: `sq_psn` as a query reports it.
+    pub(crate) fn next_psn(&self) -> Psn {
+        self.window.next_psn()
+    }
+
     /// How soon the device timer must look at this QP, if at all.
     pub(crate) fn timer_usecs(&self, timeout: u8) -> Option<u32> {
         self.window.timer_usecs(timeout, &Jiffies)

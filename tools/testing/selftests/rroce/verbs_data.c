@@ -14,7 +14,8 @@
  * for solicited ones only, a solicited one but not another; an SRQ feeds an RC
  * QP its receives in order and raises its limit event, which disarms it; a
  * full CQ puts the receiving QP in the error state; a CQ resized below the
- * completions it holds refuses and loses none. Data is compared byte for
+ * completions it holds refuses and loses none; a query reports the PSNs as
+ * they are. Data is compared byte for
  * byte; every wait gives up after 10 s.
  *
  * Usage: verbs_data DEVICE.  Prints KTAP; exits 0 if every case passed.
@@ -432,6 +433,38 @@ static int resize_full(struct pair *p)
 		return 0;
 	}
 	return ok;
+}
+
+static uint32_t psn_of(struct ibv_qp *qp, enum ibv_qp_attr_mask which)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(qp, &a, which, &ia))
+		return ~0u;
+	return which == IBV_QP_SQ_PSN ? a.sq_psn : a.rq_psn;
+}
+
+/*
+ * ibv_query_qp reports the PSNs as they are, not as last set: between
+ * messages A's next PSN to send is B's next expected, and 3 one-packet
+ * SENDs move both on by 3.
+ */
+static int live_psns(struct pair *p)
+{
+	uint32_t sq = psn_of(p->qp[0], IBV_QP_SQ_PSN), rq = psn_of(p->qp[1], IBV_QP_RQ_PSN);
+	uint32_t sq2, rq2;
+	struct ibv_sge s = SGE(mr_src, src, 16), r = SGE(mr_rcv1, rcv1, 1024);
+	struct ibv_send_wr wr = wr_of(95, IBV_WR_SEND, &s, 1, NULL);
+	int ok = 1;
+
+	for (int i = 0; i < 3 && ok; i++)
+		ok = post_recv(p->qp[1], 96, &r, 1) && send_wait(p, &wr, IBV_WC_SUCCESS) &&
+		     recv_wait(p, 96, IBV_WC_RECV, 16, 0);
+	sq2 = psn_of(p->qp[0], IBV_QP_SQ_PSN);
+	rq2 = psn_of(p->qp[1], IBV_QP_RQ_PSN);
+	printf("# A's sq_psn %#x -> %#x, B's rq_psn %#x -> %#x\n", sq, sq2, rq, rq2);
+	return ok && sq == rq && sq != 0x100 && sq2 == ((sq + 3) & 0xffffff) && rq2 == sq2;
 }
 
 /* After an error A is in the error state: what it is given next is flushed. */
@@ -965,6 +998,7 @@ static const struct {
 	{ inline_send, 0, "inline SEND of 64 bytes, taken when posted" },
 	{ atomics, 0, "fetch and add, compare and swap, a compare that fails" },
 	{ unsignalled, 0, "3 SENDs, the last signalled: 1 send and 3 receive completions" },
+	{ live_psns, 0, "query after 3 SENDs: A's sq_psn and B's rq_psn, equal, both 3 on" },
 	{ resize_full, 0, "B's CQ holding 6 completions: resize to 4 is EINVAL, to 100 keeps "
 			  "all 6 in order" },
 	{ bad_rkey, 1, "RDMA WRITE with a wrong rkey: REM_ACCESS_ERR, target intact, flush" },
