@@ -224,6 +224,16 @@ pub(crate) enum MwType {
 pub(crate) const DEVICE_CAP_MEM_WINDOW: u64 = (bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B)
     as u64;
+/// `IB_DEVICE_RC_RNR_NAK_GEN`: RC responders send RNR NAKs when no receive
+/// request is posted.
+pub(crate) const DEVICE_CAP_RC_RNR_NAK_GEN: u64 =
+    bindings::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64;
+/// `IB_DEVICE_PORT_ACTIVE_EVENT`: port state changes are announced.
+pub(crate) const DEVICE_CAP_PORT_ACTIVE_EVENT: u64 =
+    bindings::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64;
+/// `IB_DEVICE_SYS_IMAGE_GUID`: `sys_image_guid` is meaningful.
+pub(crate) const DEVICE_CAP_SYS_IMAGE_GUID: u64 =
+    bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64;
 /// `IBK_ALLOW_USER_UNREG`: `rdma link delete` may remove the device.
 pub(crate) const KERNEL_CAP_ALLOW_USER_UNREG: u64 =
     bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;

@@ -182,7 +182,10 @@ impl Driver for RroceDevice {
         Ok(DeviceAttr {
             sys_image_guid: dev.data().guid,
             vendor_id: VENDOR_ID,
-            device_cap_flags: rdma::DEVICE_CAP_MEM_WINDOW,
+            device_cap_flags: rdma::DEVICE_CAP_MEM_WINDOW
+                | rdma::DEVICE_CAP_RC_RNR_NAK_GEN
+                | rdma::DEVICE_CAP_PORT_ACTIVE_EVENT
+                | rdma::DEVICE_CAP_SYS_IMAGE_GUID,
             kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG | rdma::KERNEL_CAP_LOCAL_DMA_LKEY,
             max_mr_size: u64::MAX,
             page_size_cap: 0xffff_f000,
@@ -192,6 +195,9 @@ impl Driver for RroceDevice {
             max_qp_init_rd_atom: MAX_RD_ATOMIC.into(),
             max_send_sge: MAX_SGE,
             max_recv_sge: MAX_SGE,
+            // An RDMA READ's local SGEs are a send's (rdma_rw sizes its
+            // reads by this, and divides by it).
+            max_sge_rd: MAX_SGE,
             max_cq: MAX_CQ,
             max_mr: MAX_MR,
             max_mw: MAX_MW,

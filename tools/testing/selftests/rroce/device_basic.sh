@@ -10,7 +10,7 @@
 vm_main 1
 
 require_cmd rdma ibv_devices ibv_devinfo ip
-ktap_plan 21
+ktap_plan 22
 modprobe -a ib_core ib_uverbs || ktap_skip_all "the RDMA core modules do not load"
 load_rroce
 ktap_result $? "insmod rroce.ko"
@@ -41,6 +41,18 @@ info=$RUN_OUTPUT
 grep -q 'state:.*PORT_ACTIVE' <<<"$info" && grep -q 'link_layer:.*Ethernet' <<<"$info" &&
 	grep -q 'transport:.*InfiniBand' <<<"$info"
 ktap_result $? "ibv_devinfo: port active, link layer Ethernet"
+
+# has_caps CAP...: ibv_devinfo -v listed every CAP under device_cap_flags.
+has_caps() {
+	local cap
+	for cap; do
+		grep -A12 'device_cap_flags:' <<<"$info" | grep -qw "$cap" || return 1
+	done
+}
+grep -Eq 'max_sge_rd:[[:space:]]+32$' <<<"$info" &&
+	has_caps MEM_WINDOW RC_RNR_NAK_GEN PORT_ACTIVE_EVENT SYS_IMAGE_GUID
+ktap_result $? "ibv_devinfo -v: max_sge_rd 32; MEM_WINDOW, RC_RNR_NAK_GEN," \
+	"PORT_ACTIVE_EVENT, SYS_IMAGE_GUID among the capabilities"
 
 grep -Eq 'GID\[ *[0-9]+\]:.*::ffff:192\.0\.2\.1, RoCE v2' <<<"$info" &&
 	grep -Eq 'GID\[ *[0-9]+\]:.*2001:db8::1, RoCE v2' <<<"$info"
