@@ -6,7 +6,8 @@
 #   make demo         set up, build, boot two VMs and show RDMA traffic between them
 #   make setup        install what is missing (Debian packages, bindgen)
 #   make kernel       build the test kernel, or reuse the cached one
-#   make check        rustfmt and clippy (CLIPPY=1), warnings are errors
+#   make check        rustfmt, clippy (CLIPPY=1) and no import circles; warnings
+#                     are errors
 #   make proto-test   unit tests of the protocol core, on the host (cargo)
 #   make clean
 #
@@ -49,6 +50,7 @@ RUSTFMT_CONFIG = $(firstword $(wildcard $(KDIR)/source/.rustfmt.toml $(KDIR)/.ru
 
 check:
 	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
+	@python3 scripts/check-imports.py
 	$(RUSTFMT) --edition 2021 --config-path "$(RUSTFMT_CONFIG)" --check $(shell git ls-files '*.rs')
 	@$(MAKE) --no-print-directory modules CLIPPY=1
 

@@ -9,10 +9,9 @@
 //! so. It never sends: it tells its caller when the requester should run.
 
 use crate::counters::Counter;
-use crate::device::RroceDevice;
 use crate::kernel_ext::{
     jiffies,
-    rdma::{Device, QpState, QpType, Wc},
+    rdma::{QpState, QpType, Wc},
 };
 use crate::proto::{
     cqe::{WcOpcode, WcStatus},
@@ -22,14 +21,14 @@ use crate::proto::{
     window::{ReadResponse, RnrNak, Timer},
     wqe::SEND_SIGNALED,
 };
-use crate::qp::{QpCore, QpInner};
-use crate::send_queue::{fetch, Entry, Fetched, Jiffies};
-use kernel::prelude::*;
+use crate::qp_state::{QpCore, QpInner};
+use crate::send_queue::{Entry, Jiffies};
+use crate::services::Services;
 
 /// Handles a response packet from the peer; returns whether the requester
 /// should run, as the response made room or asks for packets again.
 pub(crate) fn receive_response(
-    dev: &Device<RroceDevice>,
+    dev: &impl Services,
     qp: &QpCore,
     inner: &mut QpInner,
     pkt: &Packet<'_>,
@@ -51,11 +50,11 @@ pub(crate) fn receive_response(
             match aeth.syndrome {
                 Syndrome::Ack { .. } => window.ack(psn, now),
                 Syndrome::RnrNak { timer } => {
-                    dev.data().count(Counter::RnrNakRcvd);
+                    dev.count(Counter::RnrNakRcvd);
                     let limit = inner.attr.rnr_retry;
                     if let RnrNak::Exceeded(slot) = window.rnr_nak(psn, timer, limit, now, &Jiffies)
                     {
-                        dev.data().count(Counter::RnrRetryExceeded);
+                        dev.count(Counter::RnrRetryExceeded);
                         if let Some(k) = slot {
                             fail(qp, inner, k, WcStatus::RnrRetryExcErr);
                         }
@@ -63,7 +62,7 @@ pub(crate) fn receive_response(
                     }
                 }
                 Syndrome::Nak(NakCode::PsnSequenceError) => {
-                    dev.data().count(Counter::SeqNakRcvd);
+                    dev.count(Counter::SeqNakRcvd);
                     window.seq_nak(psn, now);
                 }
                 Syndrome::Nak(code) => {
@@ -132,7 +131,7 @@ fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
 /// The device timer fired at `now`: resend after a silence, and give up
 /// with `IBV_WC_RETRY_EXC_ERR` after `retry_cnt` tries. Returns whether the
 /// requester should run.
-pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, now: u64) -> bool {
+pub(crate) fn tick(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, now: u64) -> bool {
     // Only RC waits for the peer, or is told to wait by it.
     if qp.qp_type != QpType::Rc {
         return false;
@@ -142,11 +141,11 @@ pub(crate) fn tick(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, 
         Timer::Idle => false,
         Timer::RnrDone => true,
         Timer::Probe | Timer::Retry => {
-            dev.data().count(Counter::Retransmits);
+            dev.count(Counter::Retransmits);
             true
         }
         Timer::GiveUp => {
-            dev.data().count(Counter::RetryExceeded);
+            dev.count(Counter::RetryExceeded);
             let head = inner.send.window.head();
             fail(qp, inner, head, WcStatus::RetryExcErr);
             false
@@ -208,45 +207,4 @@ fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
         qp.complete_send(inner, &wc, false);
     }
     qp.enter_error(inner);
-}
-
-/// Ends every request, taken or not, with the completion `flushed` makes
-/// of it, if any.
-pub(crate) fn flush(
-    qp: &QpCore,
-    inner: &mut QpInner,
-    flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>,
-) {
-    let mut completions = KVec::new();
-    let mut add = |wr_id, op| {
-        if let Some(wc) = flushed(wr_id, op) {
-            let _ = completions.push(wc, GFP_KERNEL);
-        }
-    };
-    let pending = inner.send.pending.take();
-    while let Some(taken) = inner.send.window.pop() {
-        qp.send_done(inner.send.window.head());
-        if let Some(e) = taken {
-            add(e.wqe.wr_id, WcOpcode::from(e.wqe.opcode));
-        }
-    }
-    // Then what was posted and not taken yet, first the one fetched.
-    if let Some(w) = pending {
-        add(w.wr_id, WcOpcode::from(w.opcode));
-        qp.send_done(inner.send.window.skip_untaken());
-    }
-    loop {
-        let head = inner.send.window.head();
-        match fetch(qp, inner, head) {
-            Fetched::Empty => break,
-            Fetched::Bad(wr_id) => add(wr_id, WcOpcode::Send),
-            Fetched::Wqe(w) => add(w.wr_id, WcOpcode::from(w.opcode)),
-        }
-        qp.send_done(inner.send.window.skip_untaken());
-    }
-    inner.send.window.flushed();
-    for wc in completions.iter() {
-        // A full CQ loses the flush completions; the QP is already in error.
-        let _ = qp.send_cq.push(wc, false);
-    }
 }

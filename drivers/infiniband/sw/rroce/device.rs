@@ -28,11 +28,15 @@ use crate::limits::{
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
 use crate::proto::cqe::KERNEL_WC_SIZE;
-use crate::qp::{self, Qp, QpCore};
+use crate::proto::packet::Headers;
+use crate::qp::{self, Qp};
+use crate::qp_state::QpCore;
+use crate::services::Services;
 use crate::srq::Srq;
-use crate::udp::{Transport, TransportUse};
+use crate::udp::{self, Transport, TransportUse};
+use crate::xmit;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use kernel::{c_str, prelude::*, sync::Arc};
+use kernel::{c_str, prelude::*, sync::Arc, types::ARef};
 
 /// The rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) that rdma-core's
 /// rxe provider speaks; it binds to any device with this driver id.
@@ -61,7 +65,7 @@ pub(crate) struct RroceDevice {
     last_pd: AtomicU32,
     counters: Counters,
     /// Keeps the RoCEv2 sockets open.
-    _transport: TransportUse,
+    _transport: TransportUse<Self>,
     /// The port state last announced with an event, so a netdev event that
     /// changes nothing announces nothing.
     port_active: AtomicBool,
@@ -158,7 +162,7 @@ impl Driver for RroceDevice {
     type UContext = ();
     /// A protection domain is a number that its MRs and QPs share.
     type Pd = PdNum;
-    type Shared = Transport;
+    type Shared = Transport<Self>;
     type Cq = Cq;
     type Mr = Mr;
     type Mw = Mw;
@@ -324,11 +328,11 @@ impl Driver for RroceDevice {
         cqs: QpCqs<'_, Self>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Qp, u32)> {
-        Qp::create(dev, *pd, init, &cqs, user)
+        Qp::create(dev, dev.data().qps(), *pd, init, &cqs, user)
     }
 
     fn destroy_qp(dev: &Device<Self>, qp: Qp) {
-        qp.destroy(dev);
+        qp.destroy(dev.data().qps(), dev.data().mws());
     }
 
     fn modify_qp(dev: &Device<Self>, qp: &Qp, change: &QpChange) -> Result {
@@ -385,8 +389,19 @@ impl Driver for RroceDevice {
         dev.data().counters.read(values);
     }
 
+    /// A packet for this device: checked, then given to its QP. Anything
+    /// malformed, unsealed or for no QP is dropped and counted.
     fn receive(dev: &Device<Self>, skb: SkBuff) {
-        crate::udp::receive(dev, skb);
+        let data = dev.data();
+        data.count(Counter::RcvdPkts);
+        let (pkt, ip) = match udp::parse(&skb) {
+            Ok(parsed) => parsed,
+            Err(drop) => return data.count(drop),
+        };
+        match data.qps().get(pkt.headers.bth.dest_qpn) {
+            Some(qp) => qp.receive(dev, &pkt, ip),
+            None => data.count(Counter::DropUnknownQp),
+        }
     }
 
     fn rx_dropped(dev: &Device<Self>) {
@@ -418,6 +433,43 @@ impl Driver for RroceDevice {
         for qp in qps.iter() {
             qp.tick(dev, now);
         }
+    }
+}
+
+impl Services for Device<RroceDevice> {
+    fn count(&self, counter: Counter) {
+        self.data().count(counter);
+    }
+
+    fn keys(&self) -> Keys<'_> {
+        self.data().keys()
+    }
+
+    fn ahs(&self) -> &Pool<AhCore> {
+        self.data().ahs()
+    }
+
+    fn netdev(&self) -> Option<ARef<NetDevice>> {
+        Device::netdev(self, PORT)
+    }
+
+    fn transmit(
+        &self,
+        av: &Av,
+        sport: u16,
+        headers: Headers,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result,
+    ) -> Result {
+        xmit::send(self, av, sport, headers, payload_len, fill)
+    }
+
+    fn kick(&self) {
+        Device::kick(self);
+    }
+
+    fn arm_tick(&self, usecs: u32) {
+        Device::arm_tick(self, usecs);
     }
 }
 

@@ -1,49 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Queue pairs: a send ring and a receive ring shared with the process,
-//! which posts work requests into them, and the state that runs them.
+//! which posts work requests into them, and the verbs that run them.
 //!
 //! Everything a QP does happens under its one lock, from three places: the
 //! doorbell (a POST_SEND system call), the receive work (packets for it),
-//! and the device timer (retransmission). The send side lives in
-//! `send_queue.rs`, `requester.rs` and `completer.rs`, the responder side in
-//! `resp.rs`.
+//! and the device timer (retransmission). Each runs the engines below:
+//! the requester and the completer on the send side (`requester.rs`,
+//! `completer.rs`, state in `send_queue.rs`), the responder on the receive
+//! side (`responder.rs`, state in `recv_queue.rs`), all over the QP's
+//! state (`qp_state.rs`). None of them knows the device: they reach it
+//! through [`Services`].
 
 use crate::counters::Counter;
-use crate::cq::CqCore;
-use crate::device::RroceDevice;
+use crate::cq::Cq;
 use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
-        rxe_abi::CreateQpResp, Access, Av, Device, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpHandle,
-        QpInit, QpMask, QpState, QpType, RecvWqe, SendWqe, UData, UserContext, Wc,
+        rxe_abi::CreateQpResp, Access, Av, Driver, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
+        QpMask, QpState, QpType, RecvWqe, SendWqe, UData, UserContext,
     },
 };
 use crate::kqueue::{Fifo, KernelQueue, KernelQueues};
 use crate::limits::{
     FIRST_QPN, LAST_QPN, MAX_24BIT, MAX_INLINE_DATA, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, PORT,
 };
-use crate::mw::ForQp;
+use crate::mw;
 use crate::proto::queue::{Ring, MIN_ELEM_SIZE};
 use crate::proto::{
-    cqe::{WcOpcode, WcStatus},
-    headers::{Bth, DEFAULT_PKEY},
-    opcode::Opcode,
-    packet::{Headers, Packet},
+    packet::Packet,
     psn::Psn,
     wqe::{RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
 };
-use crate::resp::Responder;
+use crate::qp_state::{QpCore, QpInner};
+use crate::recv_queue::RecvQueue;
 use crate::ring::UserRing;
 use crate::send_queue::SendQueue;
-use crate::srq::{Srq, SrqCore};
-use crate::xmit;
-use kernel::{
-    new_mutex,
-    prelude::*,
-    sync::{Arc, Mutex},
-};
+use crate::services::Services;
+use crate::srq::Srq;
+use crate::{completer, requester, responder, xmit};
+use kernel::{new_mutex, prelude::*, sync::Arc};
 
 /// QP1, the general services QP.
 const GSI_QPN: u32 = 1;
@@ -64,56 +61,15 @@ pub(crate) struct Qp {
     core: Arc<QpCore>,
 }
 
-/// A queue pair's rings and state, which in-flight work holds on to.
-#[pin_data]
-pub(crate) struct QpCore {
-    pub(crate) qpn: u32,
-    pub(crate) qp_type: QpType,
-    /// The protection domain, which its work requests' MRs must share.
-    pub(crate) pd: PdNum,
-    pub(crate) caps: QpCaps,
-    /// Every send request completes, signalled or not.
-    pub(crate) sq_sig_all: bool,
-    /// A process's send ring; none for a kernel consumer's QP.
-    pub(crate) sq: Option<UserRing>,
-    /// A kernel consumer's queues, and its `ib_qp` for completions.
-    pub(crate) kernel: Option<KernelQueues>,
-    pub(crate) handle: QpHandle,
-    /// The receive queue, or the SRQ receive requests come from.
-    pub(crate) rq: Option<UserRing>,
-    pub(crate) srq: Option<Arc<SrqCore>>,
-    pub(crate) send_cq: Arc<CqCore>,
-    pub(crate) recv_cq: Arc<CqCore>,
-    /// The UDP source port of its packets.
-    pub(crate) sport: u16,
-    /// UD: the largest datagram, from the port's MTU at creation.
-    ud_mtu: u32,
-    /// Its state; none once it is destroyed, when nothing may touch its
-    /// rings or CQs any more, though a work item may still hold the core.
-    #[pin]
-    pub(crate) inner: Mutex<Option<QpInner>>,
-}
-
-/// What changes, under the QP's lock.
-pub(crate) struct QpInner {
-    pub(crate) attr: QpAttr,
-    /// Where RC and UC packets go.
-    pub(crate) av: Av,
-    pub(crate) send: SendQueue,
-    pub(crate) resp: Responder,
-    /// A kernel QP's posted requests, taken off their queues.
-    pub(crate) ksend: Fifo<SendWqe>,
-    pub(crate) krecv: Fifo<RecvWqe>,
-}
-
 impl Qp {
     /// A QP for the process `user`, whose rings are described in the
     /// response, or for a kernel consumer; `init.caps` becomes what it holds.
     pub(crate) fn create(
-        dev: &Device<RroceDevice>,
+        dev: &impl Services,
+        qps: &Pool<QpCore>,
         pd: PdNum,
         init: &mut QpInit,
-        links: &QpCqs<'_, RroceDevice>,
+        links: &QpCqs<'_, impl Driver<Cq = Cq, Srq = Srq>>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self, u32)> {
         let supported = match init.qp_type {
@@ -158,10 +114,10 @@ impl Qp {
             None => Ring::new(caps.max_send_wr.max(1), MIN_ELEM_SIZE).ok_or(EINVAL)?,
         };
         let send = SendQueue::new(geometry, sq.is_some())?;
-        let resp = Responder::new(rq.as_ref().map_or(0, |rq| rq.geometry().elem_size()))?;
+        let recv = RecvQueue::new(rq.as_ref().map_or(0, |rq| rq.geometry().elem_size()))?;
         let gsi = init.qp_type == QpType::Gsi;
         let ud_mtu = dev
-            .netdev(PORT)
+            .netdev()
             .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
             .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
@@ -187,7 +143,7 @@ impl Qp {
                         attr: QpAttr::default(),
                         av: Av::default(),
                         send,
-                        resp,
+                        recv,
                         ksend: Fifo::new(),
                         krecv: Fifo::new(),
                     })),
@@ -197,10 +153,10 @@ impl Qp {
         };
         let core = if gsi {
             let core = build(GSI_QPN)?;
-            dev.data().qps().add_reserved(GSI_QPN, core.clone())?;
+            qps.add_reserved(GSI_QPN, core.clone())?;
             core
         } else {
-            dev.data().qps().add(build)?.1
+            qps.add(build)?.1
         };
         let qpn = core.qpn;
         Ok((Self { core }, qpn))
@@ -238,7 +194,7 @@ impl Qp {
     }
 
     /// Posts a kernel consumer's send, and has the device timer run it.
-    pub(crate) fn post_kernel_send(&self, dev: &Device<RroceDevice>, wqe: SendWqe) -> Result {
+    pub(crate) fn post_kernel_send(&self, dev: &impl Services, wqe: SendWqe) -> Result {
         let kernel = self.core.kernel.as_ref().ok_or(EINVAL)?;
         kernel.send.post(wqe)?;
         dev.kick();
@@ -246,7 +202,7 @@ impl Qp {
     }
 
     /// Posts a kernel consumer's receive.
-    pub(crate) fn post_kernel_recv(&self, dev: &Device<RroceDevice>, wqe: RecvWqe) -> Result {
+    pub(crate) fn post_kernel_recv(&self, dev: &impl Services, wqe: RecvWqe) -> Result {
         let kernel = self.core.kernel.as_ref().ok_or(EINVAL)?;
         kernel.recv.post(wqe)?;
         // A QP in the error state flushes it at once.
@@ -256,7 +212,7 @@ impl Qp {
 
     /// Moves the QP to a new state with new attributes, if the state
     /// machine allows it and every value is one rroce supports.
-    pub(crate) fn modify(&self, dev: &Device<RroceDevice>, change: &QpChange) -> Result {
+    pub(crate) fn modify(&self, dev: &impl Services, change: &QpChange) -> Result {
         let qp = &*self.core;
         let mut inner = qp.inner.lock();
         let inner = inner.as_mut().ok_or(EINVAL)?;
@@ -271,7 +227,7 @@ impl Qp {
             inner.av = av;
         }
         if change.mask.has(QpMask::RQ_PSN) {
-            inner.resp.reset(Psn::new(change.attr.rq_psn));
+            inner.recv.reset(Psn::new(change.attr.rq_psn));
         }
         if change.mask.has(QpMask::SQ_PSN) {
             inner.send.reset(Psn::new(change.attr.sq_psn));
@@ -282,7 +238,7 @@ impl Qp {
                 QpState::Reset => {
                     qp.discard(inner);
                     inner.send.reset(Psn::new(0));
-                    inner.resp.reset(Psn::new(0));
+                    inner.recv.reset(Psn::new(0));
                 }
                 QpState::Rts => qp.run(dev, inner),
                 _ => {}
@@ -299,12 +255,12 @@ impl Qp {
         let inner = inner.as_ref().ok_or(EINVAL)?;
         let mut attr = inner.attr;
         attr.sq_psn = inner.send.next_psn().get();
-        attr.rq_psn = inner.resp.expected_psn().get();
+        attr.rq_psn = inner.recv.expected_psn().get();
         Ok((attr, self.core.caps))
     }
 
     /// The doorbell: sends what the process posted.
-    pub(crate) fn post_send(&self, dev: &Device<RroceDevice>) -> Result {
+    pub(crate) fn post_send(&self, dev: &impl Services) -> Result {
         let qp = &*self.core;
         let mut inner = qp.inner.lock();
         let inner = inner.as_mut().ok_or(EINVAL)?;
@@ -318,8 +274,8 @@ impl Qp {
 
     /// Withdraws the QP from the data path; dropping it frees its rings
     /// once no packet or timer is using it any more.
-    pub(crate) fn destroy(self, dev: &Device<RroceDevice>) {
-        dev.data().qps().withdraw(self.core.qpn);
+    pub(crate) fn destroy(self, qps: &Pool<QpCore>, mws: &Pool<mw::MwCore>) {
+        qps.withdraw(self.core.qpn);
         // Its requests and their MR references go now, outside the lock.
         let state = self.core.inner.lock().take();
         drop(state);
@@ -329,78 +285,38 @@ impl Qp {
             ring.withdraw();
         }
         // Nothing binds for it any more: its number may go to a new QP.
-        crate::mw::qp_destroyed(dev.data().mws(), self.core.qpn);
-        dev.data().qps().free(self.core.qpn);
+        mw::qp_destroyed(mws, self.core.qpn);
+        qps.free(self.core.qpn);
     }
 }
 
+/// The QP's engines, run from the doorbell, the receive path and the timer.
 impl QpCore {
-    /// The path MTU in bytes.
-    pub(crate) fn mtu(&self, inner: &QpInner) -> u32 {
-        if self.qp_type.is_ud() {
-            return self.ud_mtu;
-        }
-        Mtu::from_raw(inner.attr.path_mtu).map_or(256, Mtu::bytes)
-    }
-
-    /// A BTH to the peer QP `dest_qpn`.
-    pub(crate) fn bth(&self, dest_qpn: u32, opcode: Opcode, psn: Psn) -> Bth {
-        Bth {
-            opcode,
-            solicited: false,
-            mig_req: false,
-            pad: 0,
-            pkey: DEFAULT_PKEY,
-            fecn: false,
-            becn: false,
-            dest_qpn,
-            ack_req: false,
-            psn,
-        }
-    }
-
-    /// Sends a packet to `av`; a failure is a lost packet, which the
-    /// requester's timer recovers from.
-    pub(crate) fn send(
-        &self,
-        dev: &Device<RroceDevice>,
-        av: &Av,
-        headers: Headers,
-        payload_len: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result,
-    ) {
-        let counter = match xmit::send(dev, av, self.sport, headers, payload_len, fill) {
-            Ok(()) => Counter::SentPkts,
-            Err(_) => Counter::SendErr,
-        };
-        dev.data().count(counter);
-    }
-
     /// Runs the send queue.
-    fn run(&self, dev: &Device<RroceDevice>, inner: &mut QpInner) {
-        crate::requester::run(dev, self, inner);
+    fn run(&self, dev: &impl Services, inner: &mut QpInner) {
+        requester::run(dev, self, inner);
         self.arm_timer(dev, inner);
     }
 
     /// Arms the device timer if the requester waits for the peer.
-    fn arm_timer(&self, dev: &Device<RroceDevice>, inner: &QpInner) {
+    fn arm_timer(&self, dev: &impl Services, inner: &QpInner) {
         if let Some(us) = inner.send.timer_usecs(inner.attr.timeout) {
             dev.arm_tick(us);
         }
     }
 
     /// Handles a packet for this QP.
-    pub(crate) fn receive(&self, dev: &Device<RroceDevice>, pkt: &Packet<'_>, ip: &[u8]) {
+    pub(crate) fn receive(&self, dev: &impl Services, pkt: &Packet<'_>, ip: &[u8]) {
         let mut inner = self.inner.lock();
         let Some(inner) = inner.as_mut() else {
-            dev.data().count(Counter::DropBadState);
+            dev.count(Counter::DropBadState);
             return;
         };
         if pkt.headers.bth.opcode.is_request() {
-            crate::resp::receive(dev, self, inner, pkt, ip);
+            responder::receive(dev, self, inner, pkt, ip);
         } else {
-            if crate::completer::receive_response(dev, self, inner, pkt) {
-                crate::requester::run(dev, self, inner);
+            if completer::receive_response(dev, self, inner, pkt) {
+                requester::run(dev, self, inner);
             }
             self.arm_timer(dev, inner);
         }
@@ -408,108 +324,25 @@ impl QpCore {
 
     /// The device timer fired at `now`, on the receive clock: retransmit if
     /// the peer has been silent.
-    pub(crate) fn tick(&self, dev: &Device<RroceDevice>, now: u64) {
+    pub(crate) fn tick(&self, dev: &impl Services, now: u64) {
         let mut inner = self.inner.lock();
         let Some(inner) = inner.as_mut() else {
             return;
         };
         match inner.attr.state {
             QpState::Rts => {
-                if crate::completer::tick(dev, self, inner, now) {
-                    crate::requester::run(dev, self, inner);
+                if completer::tick(dev, self, inner, now) {
+                    requester::run(dev, self, inner);
                 }
                 // A kernel consumer's posts wait for this.
                 if self.kernel.is_some() {
-                    crate::requester::run(dev, self, inner);
+                    requester::run(dev, self, inner);
                 }
                 self.arm_timer(dev, inner);
             }
             QpState::Err if self.kernel.is_some() => self.flush(inner),
             _ => {}
         }
-    }
-
-    /// The send queue's consumer index moved to `head`: a request is done
-    /// with (or, for a kernel consumer, one more request).
-    pub(crate) fn send_done(&self, head: u32) {
-        match (&self.sq, &self.kernel) {
-            (Some(sq), _) => sq.publish_consumer(head),
-            (None, Some(k)) => k.send.completed(),
-            (None, None) => {}
-        }
-    }
-
-    /// What memory windows know of this QP.
-    pub(crate) fn for_mw(&self) -> ForQp {
-        ForQp {
-            pd: self.pd,
-            qpn: self.qpn,
-        }
-    }
-
-    /// A completion of this QP's; the rest of its fields are zero.
-    pub(crate) fn wc(&self, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32) -> Wc {
-        Wc {
-            wr_id,
-            status,
-            opcode,
-            byte_len,
-            ex: 0,
-            qp_num: self.qpn,
-            src_qp: 0,
-            flags: 0,
-            qp: self.handle,
-            ip_version: 0,
-        }
-    }
-
-    /// Adds a send completion; a full CQ puts the QP in the error state.
-    pub(crate) fn complete_send(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
-        if self.send_cq.push(wc, solicited).is_err() {
-            self.enter_error(inner);
-        }
-    }
-
-    /// Adds a receive completion; a full CQ puts the QP in the error state.
-    pub(crate) fn complete_recv(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
-        if self.recv_cq.push(wc, solicited).is_err() {
-            self.enter_error(inner);
-        }
-    }
-
-    /// Whether the consumers of its CQs have taken every completion.
-    pub(crate) fn cqs_drained(&self) -> bool {
-        self.send_cq.drained() && self.recv_cq.drained()
-    }
-
-    /// Moves to the error state from outside the data path.
-    pub(crate) fn fail(&self) {
-        if let Some(inner) = self.inner.lock().as_mut() {
-            self.enter_error(inner);
-        }
-    }
-
-    /// Moves to the error state (a failed work request, a full CQ, ...).
-    pub(crate) fn enter_error(&self, inner: &mut QpInner) {
-        if inner.attr.state != QpState::Err {
-            inner.attr.state = QpState::Err;
-            self.flush(inner);
-        }
-    }
-
-    /// Completes every outstanding work request with a flush error.
-    fn flush(&self, inner: &mut QpInner) {
-        let flushed = |wr_id, opcode| Some(self.wc(wr_id, WcStatus::WrFlushErr, opcode, 0));
-        crate::completer::flush(self, inner, &flushed);
-        crate::resp::flush(self, inner, &flushed);
-    }
-
-    /// Removes every outstanding work request without a completion, as a
-    /// move to Reset does (IBA 10.3.1): a new connection must not resend a
-    /// former one's requests, nor place its data in a former one's buffers.
-    fn discard(&self, inner: &mut QpInner) {
-        crate::completer::flush(self, inner, &|_, _| None);
-        crate::resp::flush(self, inner, &|_, _| None);
     }
 }
 

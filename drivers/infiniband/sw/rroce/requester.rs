@@ -10,10 +10,9 @@
 //! from an earlier packet, the same way.
 
 use crate::completer::{complete_done, error_wc, flush_before};
-use crate::device::RroceDevice;
 use crate::kernel_ext::{
     jiffies,
-    rdma::{Access, Device, QpState, QpType, SendData, SendWqe},
+    rdma::{Access, QpState, QpType, SendData, SendWqe},
 };
 use crate::limits::MAX_MSG_SIZE;
 use crate::mr::MrError;
@@ -27,9 +26,10 @@ use crate::proto::{
     window::{Next, Track},
     wqe::{WrOpcode, SEND_FENCE, SEND_SOLICITED},
 };
-use crate::qp::{QpCore, QpInner};
+use crate::qp_state::{QpCore, QpInner};
 use crate::seg::Memory;
-use crate::send_queue::{fetch, kind, Entry, Fetched, UdDest};
+use crate::send_queue::{kind, Entry, Fetched, UdDest};
+use crate::services::Services;
 use kernel::prelude::*;
 
 /// A failed request: the completion status it ends with.
@@ -61,7 +61,7 @@ fn supported(qp_type: QpType, op: WrOpcode) -> bool {
 /// Checks a request and resolves its memory and destination; it starts at
 /// `psn`.
 fn take(
-    dev: &Device<RroceDevice>,
+    dev: &impl Services,
     qp: &QpCore,
     psn: Psn,
     mut wqe: SendWqe,
@@ -91,7 +91,7 @@ fn take(
     };
     let data = core::mem::replace(&mut wqe.data, SendData::Inline(KVec::new()));
     let local =
-        Memory::for_send(dev.data().mrs(), data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
+        Memory::for_send(dev.keys().mrs, data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
     let len = local.len();
     if len != wqe.length as usize || wqe.length > MAX_MSG_SIZE || (atomic && len != 8) {
         return Err(fail(WcStatus::LocLenErr));
@@ -105,8 +105,7 @@ fn take(
         let av = match wqe.av {
             Some(av) => av,
             None => {
-                dev.data()
-                    .ahs()
+                dev.ahs()
                     .get(wqe.ah_num)
                     .filter(|ah| ah.pd == qp.pd)
                     .ok_or(fail(WcStatus::LocQpOpErr))?
@@ -135,13 +134,11 @@ fn take(
 }
 
 /// Carries out a memory window bind or a local invalidation.
-fn local_op(dev: &Device<RroceDevice>, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcStatus> {
+fn local_op(dev: &impl Services, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcStatus> {
     match &wqe.mw {
-        Some(bind) => {
-            mw::bind(dev.data().keys(), qp.for_mw(), bind).map_err(|_| WcStatus::MwBindErr)
-        }
+        Some(bind) => mw::bind(dev.keys(), qp.for_mw(), bind).map_err(|_| WcStatus::MwBindErr),
         // Only type 2 windows can be invalidated: user MRs cannot.
-        None => mw::invalidate(dev.data().mws(), qp.for_mw(), wqe.ex, false)
+        None => mw::invalidate(dev.keys().mws, qp.for_mw(), wqe.ex, false)
             .map_err(|_| WcStatus::LocQpOpErr),
     }
 }
@@ -267,7 +264,7 @@ fn plan(
 /// Sends the next request packet of the entry at `index`; false if it has
 /// none to send.
 fn send_packet(
-    dev: &Device<RroceDevice>,
+    dev: &impl Services,
     qp: &QpCore,
     inner: &mut QpInner,
     index: u32,
@@ -305,7 +302,7 @@ fn send_packet(
 }
 
 /// Sends what the send queue holds, as far as the window allows.
-pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
+pub(crate) fn run(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     loop {
         let window = &inner.send.window;
         let before = (window.head(), window.next_slot());
@@ -326,7 +323,7 @@ pub(crate) fn run(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
 
 /// Sends until the window, the queue or a fence stops it; completes what
 /// is done.
-fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
+fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     let mtu = qp.mtu(inner);
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
@@ -343,7 +340,7 @@ fn send_some(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) {
                 let index = inner.send.window.next_slot();
                 let fetched = match inner.send.pending.take() {
                     Some(wqe) => Fetched::Wqe(wqe),
-                    None => fetch(qp, inner, index),
+                    None => qp.fetch(inner, index),
                 };
                 let psn = inner.send.window.next_psn();
                 let taken = match fetched {

@@ -33,11 +33,14 @@ mod netdev;
 #[allow(dead_code)]
 mod proto;
 mod qp;
+mod qp_state;
+mod recv_queue;
 mod requester;
-mod resp;
+mod responder;
 mod ring;
 mod seg;
 mod send_queue;
+mod services;
 mod srq;
 mod udp;
 mod xmit;

@@ -19,9 +19,8 @@ use crate::proto::{
     psn::Psn,
     queue::Ring,
     window::{Clock, Kind, SendWindow, Track},
-    wqe::{slot_wr_id, WrOpcode},
+    wqe::WrOpcode,
 };
-use crate::qp::{QpCore, QpInner};
 use crate::seg::Memory;
 use kernel::prelude::*;
 
@@ -79,7 +78,7 @@ pub(crate) struct SendQueue {
     /// The requests taken, by send queue slot.
     pub(crate) window: SendWindow<KVVec<Option<Entry>>>,
     /// A copy of a ring element.
-    scratch: KVec<u8>,
+    pub(crate) scratch: KVec<u8>,
     /// The next request, fetched but waiting for its fence.
     pub(crate) pending: Option<SendWqe>,
 }
@@ -124,27 +123,4 @@ pub(crate) enum Fetched {
     /// A ring element that does not parse, and its `wr_id`.
     Bad(u64),
     Wqe(SendWqe),
-}
-
-/// Takes the next request: from the ring at `index`, or a kernel
-/// consumer's next post.
-pub(crate) fn fetch(qp: &QpCore, inner: &mut QpInner, index: u32) -> Fetched {
-    match (&qp.sq, &qp.kernel) {
-        (Some(sq), _) => {
-            let scratch = &mut inner.send.scratch;
-            if index == sq.producer() {
-                Fetched::Empty
-            } else if sq.read(index, scratch).is_err() {
-                Fetched::Bad(0)
-            } else {
-                SendWqe::from_slot(scratch, qp.caps.max_send_sge, qp.caps.max_inline_data)
-                    .map_or(Fetched::Bad(slot_wr_id(scratch)), Fetched::Wqe)
-            }
-        }
-        (None, Some(k)) => k
-            .send
-            .take(&mut inner.ksend)
-            .map_or(Fetched::Empty, Fetched::Wqe),
-        (None, None) => Fetched::Empty,
-    }
 }

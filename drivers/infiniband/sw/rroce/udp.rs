@@ -5,17 +5,17 @@
 //! it has a device (the C rxe holds it for as long as it is loaded).
 
 use crate::counters::Counter;
-use crate::device::RroceDevice;
 use crate::kernel_ext::{
     errno::eaddrinuse,
     net::{
         udp_tunnel::{EncapReceiver, Family, UdpTunnel},
         SkBuff,
     },
-    rdma::{Device, Registry},
+    rdma::{Device, Driver, Registry},
 };
 use crate::proto::packet::Packet;
 use crate::xmit;
+use core::marker::PhantomData;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -29,59 +29,48 @@ pub(crate) const ROCE_V2_PORT: u16 = 4791;
 /// checks its own.
 const MAX_PAYLOAD: usize = 4096;
 
-/// Receives RoCEv2 datagrams.
-pub(crate) struct Receiver;
+/// Receives RoCEv2 datagrams for the devices of driver `T`.
+pub(crate) struct Receiver<T>(PhantomData<T>);
 
-impl EncapReceiver for Receiver {
+impl<T: Driver> EncapReceiver for Receiver<T> {
     fn receive(skb: SkBuff) {
         // Softirq context: queue it for the device's receive work.
-        Device::<RroceDevice>::deliver(skb);
+        Device::<T>::deliver(skb);
     }
 }
 
-/// Handles a packet for `dev`: checks it and gives it to its QP. Anything
-/// malformed, unsealed or for no QP is dropped.
-pub(crate) fn receive(dev: &Device<RroceDevice>, skb: SkBuff) {
-    let data = dev.data();
-    data.count(Counter::RcvdPkts);
-    let Some((ip, udp, payload)) = xmit::split_received(&skb) else {
-        data.count(Counter::DropBadHeader);
-        return;
-    };
+/// Checks a received datagram, which starts at its UDP header: its ICRC,
+/// then its headers. Returns the packet and the IP header it came with, or
+/// the drop counter that says why it is dropped.
+pub(crate) fn parse(skb: &SkBuff) -> Result<(Packet<'_>, &[u8]), Counter> {
+    let (ip, udp, payload) = xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
     if !xmit::icrc_ok(ip, udp, payload) {
-        data.count(Counter::DropBadIcrc);
-        return;
+        return Err(Counter::DropBadIcrc);
     }
-    let Ok(pkt) = Packet::parse(payload, MAX_PAYLOAD) else {
-        data.count(Counter::DropBadHeader);
-        return;
-    };
-    match data.qps().get(pkt.headers.bth.dest_qpn) {
-        Some(qp) => qp.receive(dev, &pkt, ip),
-        None => data.count(Counter::DropUnknownQp),
-    }
+    let pkt = Packet::parse(payload, MAX_PAYLOAD).map_err(|_| Counter::DropBadHeader)?;
+    Ok((pkt, ip))
 }
 
 /// The open sockets.
-struct Sockets {
-    _v4: UdpTunnel<Receiver>,
-    _v6: UdpTunnel<Receiver>,
+struct Sockets<T: Driver> {
+    _v4: UdpTunnel<Receiver<T>>,
+    _v6: UdpTunnel<Receiver<T>>,
 }
 
 /// The sockets and how many devices use them.
-struct State {
+struct State<T: Driver> {
     users: usize,
-    sockets: Option<Sockets>,
+    sockets: Option<Sockets<T>>,
 }
 
-/// The transport all rroce devices share.
+/// The transport all devices of driver `T` share.
 #[pin_data]
-pub(crate) struct Transport {
+pub(crate) struct Transport<T: Driver> {
     #[pin]
-    state: Mutex<State>,
+    state: Mutex<State<T>>,
 }
 
-impl Transport {
+impl<T: Driver> Transport<T> {
     /// No sockets yet.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
@@ -91,13 +80,13 @@ impl Transport {
 }
 
 /// One device's use of the transport; the last one to go closes the sockets.
-pub(crate) struct TransportUse {
-    devices: Arc<Registry<RroceDevice>>,
+pub(crate) struct TransportUse<T: Driver<Shared = Transport<T>>> {
+    devices: Arc<Registry<T>>,
 }
 
-impl TransportUse {
+impl<T: Driver<Shared = Transport<T>>> TransportUse<T> {
     /// Opens the sockets unless another device already did.
-    pub(crate) fn new(devices: &Arc<Registry<RroceDevice>>) -> Result<Self> {
+    pub(crate) fn new(devices: &Arc<Registry<T>>) -> Result<Self> {
         let mut state = devices.shared().state.lock();
         if state.sockets.is_none() {
             let open = |family| {
@@ -122,7 +111,7 @@ impl TransportUse {
     }
 }
 
-impl Drop for TransportUse {
+impl<T: Driver<Shared = Transport<T>>> Drop for TransportUse<T> {
     fn drop(&mut self) {
         let mut state = self.devices.shared().state.lock();
         state.users -= 1;

@@ -9,9 +9,7 @@
 //! checks is answered with a NAK, never carried out in part.
 
 use crate::counters::Counter;
-use crate::device::RroceDevice;
-use crate::kernel_ext::rdma::{Access, AtomicOp, Device, QpState, QpType, RecvWqe, Wc};
-use crate::limits::MAX_RD_ATOMIC;
+use crate::kernel_ext::rdma::{Access, AtomicOp, QpState, QpType, RecvWqe, Wc};
 use crate::mr::{MrCore, MrError};
 use crate::mw;
 use crate::proto::{
@@ -22,8 +20,10 @@ use crate::proto::{
     psn::Psn,
     wqe::slot_wr_id,
 };
-use crate::qp::{QpCore, QpInner};
+use crate::qp_state::{QpCore, QpInner};
+use crate::recv_queue::{Recv, Write};
 use crate::seg::Memory;
+use crate::services::Services;
 use crate::srq::Taken;
 use kernel::{prelude::*, sync::Arc};
 
@@ -32,47 +32,6 @@ use kernel::{prelude::*, sync::Arc};
 const GRH_LEN: usize = 40;
 /// MSNs are 24 bits.
 const MSN_MASK: u32 = 0x00ff_ffff;
-
-/// A receive request being filled.
-struct Recv {
-    wr_id: u64,
-    segs: Memory,
-    /// Bytes placed so far.
-    len: usize,
-}
-
-/// An RDMA WRITE being carried out.
-struct Write {
-    /// None for a zero-length WRITE, which names no memory.
-    mr: Option<Arc<MrCore>>,
-    offset: usize,
-    remaining: usize,
-    /// The length its RETH announced, for a WRITE with immediate.
-    total: u32,
-}
-
-/// The responder's state.
-pub(crate) struct Responder {
-    /// The PSN expected next.
-    epsn: Psn,
-    /// Messages completed, for the AETH.
-    msn: u32,
-    /// The next receive queue slot: the consumer index.
-    head: u32,
-    recv: Option<Recv>,
-    write: Option<Write>,
-    /// A sequence NAK was sent for this PSN; do not repeat it.
-    nak_sent: Option<Psn>,
-    /// The last atomics' PSNs and results, as many as a requester may have
-    /// outstanding, to answer a duplicate without doing it again.
-    atomics: KVec<Option<(Psn, u64)>>,
-    /// Where the next result goes.
-    next_atomic: usize,
-    /// UC: a packet was lost; drop the rest of the message.
-    uc_drop: bool,
-    /// A copy of a receive queue element.
-    scratch: KVec<u8>,
-}
 
 /// Why a request was refused.
 enum Refusal {
@@ -92,67 +51,12 @@ impl From<MrError> for Refusal {
     }
 }
 
-impl Responder {
-    /// The responder of a QP whose receive ring has elements of
-    /// `elem_size` bytes (0 without one).
-    pub(crate) fn new(elem_size: usize) -> Result<Self> {
-        Ok(Self {
-            epsn: Psn::new(0),
-            msn: 0,
-            head: 0,
-            recv: None,
-            write: None,
-            nak_sent: None,
-            atomics: KVec::from_elem(None, MAX_RD_ATOMIC.into(), GFP_KERNEL)?,
-            next_atomic: 0,
-            uc_drop: false,
-            scratch: KVec::from_elem(0u8, elem_size, GFP_KERNEL)?,
-        })
-    }
-
-    /// Keeps an atomic's result for a duplicate of its request.
-    fn remember_atomic(&mut self, psn: Psn, orig: u64) {
-        if let Some(slot) = self.atomics.get_mut(self.next_atomic) {
-            *slot = Some((psn, orig));
-        }
-        self.next_atomic = (self.next_atomic + 1) % self.atomics.len().max(1);
-    }
-
-    /// The result of the atomic at `psn`, the newest if several match.
-    fn atomic_result(&self, psn: Psn) -> Option<u64> {
-        let n = self.atomics.len();
-        (1..=n)
-            .map(|back| (self.next_atomic + n - back) % n)
-            .filter_map(|i| self.atomics.get(i).copied().flatten())
-            .find(|(p, _)| *p == psn)
-            .map(|(_, orig)| orig)
-    }
-
-    /// The PSN expected next: `rq_psn` as a query reports it.
-    pub(crate) fn expected_psn(&self) -> Psn {
-        self.epsn
-    }
-
-    /// Expects `psn` next (modify with `IB_QP_RQ_PSN`).
-    pub(crate) fn reset(&mut self, psn: Psn) {
-        self.epsn = psn;
-        self.nak_sent = None;
-        self.uc_drop = false;
-        self.write = None;
-        // Results of a former connection's atomics answer nothing now.
-        for slot in self.atomics.iter_mut() {
-            *slot = None;
-        }
-        self.next_atomic = 0;
-    }
-}
-
 /// Sends an ACK or NAK for `psn`.
-fn send_ack(dev: &Device<RroceDevice>, qp: &QpCore, inner: &QpInner, psn: Psn, syndrome: Syndrome) {
+fn send_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, syndrome: Syndrome) {
     let ext = ExtHeaders {
         aeth: Some(Aeth {
             syndrome,
-            msn: inner.resp.msn & MSN_MASK,
+            msn: inner.recv.msn & MSN_MASK,
         }),
         ..Default::default()
     };
@@ -171,14 +75,14 @@ fn ack() -> Syndrome {
 
 /// Handles a request packet for the QP.
 pub(crate) fn receive(
-    dev: &Device<RroceDevice>,
+    dev: &impl Services,
     qp: &QpCore,
     inner: &mut QpInner,
     pkt: &Packet<'_>,
     ip: &[u8],
 ) {
     if !matches!(inner.attr.state, QpState::Rtr | QpState::Rts) {
-        dev.data().count(Counter::DropBadState);
+        dev.count(Counter::DropBadState);
         return;
     }
     let opcode = pkt.headers.bth.opcode;
@@ -189,7 +93,7 @@ pub(crate) fn receive(
             | (Transport::Ud, QpType::Ud | QpType::Gsi)
     );
     if !transport_ok || pkt.payload.len() > qp.mtu(inner) as usize {
-        dev.data().count(Counter::DropBadHeader);
+        dev.count(Counter::DropBadHeader);
         return;
     }
     match qp.qp_type {
@@ -199,20 +103,20 @@ pub(crate) fn receive(
     }
 }
 
-fn receive_rc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
+fn receive_rc(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
     let bth = &pkt.headers.bth;
     let psn = bth.psn;
-    let epsn = inner.resp.epsn;
+    let epsn = inner.recv.epsn;
     if psn.before(epsn) {
-        dev.data().count(Counter::DuplicateRequest);
+        dev.count(Counter::DuplicateRequest);
         duplicate(dev, qp, inner, pkt);
         return;
     }
     if psn != epsn {
-        dev.data().count(Counter::OutOfSeqRequest);
-        if inner.resp.nak_sent != Some(epsn) {
-            inner.resp.nak_sent = Some(epsn);
-            dev.data().count(Counter::SeqNakSent);
+        dev.count(Counter::OutOfSeqRequest);
+        if inner.recv.nak_sent != Some(epsn) {
+            inner.recv.nak_sent = Some(epsn);
+            dev.count(Counter::SeqNakSent);
             send_ack(
                 dev,
                 qp,
@@ -226,16 +130,16 @@ fn receive_rc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: 
     match execute(dev, qp, inner, pkt) {
         Ok(()) => {}
         Err(Refusal::NotReady) => {
-            dev.data().count(Counter::RnrNakSent);
+            dev.count(Counter::RnrNakSent);
             let timer = inner.attr.min_rnr_timer;
             send_ack(dev, qp, inner, psn, Syndrome::RnrNak { timer });
         }
         Err(Refusal::Nak(code)) => {
             // The request is dropped whole; the requester's QP fails.
             if code == NakCode::RemoteAccessError {
-                dev.data().count(Counter::AccessNakSent);
+                dev.count(Counter::AccessNakSent);
             }
-            inner.resp.write = None;
+            inner.recv.write = None;
             send_ack(dev, qp, inner, psn, Syndrome::Nak(code));
         }
         Err(Refusal::Local(status)) => local_error(dev, qp, inner, psn, status),
@@ -244,15 +148,9 @@ fn receive_rc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: 
 
 /// A receive request cannot hold the data: it completes in error, the peer
 /// is told, and the QP fails.
-fn local_error(
-    dev: &Device<RroceDevice>,
-    qp: &QpCore,
-    inner: &mut QpInner,
-    psn: Psn,
-    status: WcStatus,
-) {
-    if let Some(recv) = inner.resp.recv.take() {
-        consume_recv(qp, inner);
+fn local_error(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, status: WcStatus) {
+    if let Some(recv) = inner.recv.filling.take() {
+        qp.consume_recv(inner);
         let wc = recv_wc(qp, recv.wr_id, status, WcOpcode::Recv, 0);
         qp.complete_recv(inner, &wc, false);
     }
@@ -262,15 +160,15 @@ fn local_error(
     qp.enter_error(inner);
 }
 
-fn receive_uc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
+fn receive_uc(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
     let psn = pkt.headers.bth.psn;
     let starts = pkt.headers.bth.opcode.starts_message();
-    let resp = &mut inner.resp;
+    let resp = &mut inner.recv;
     if psn != resp.epsn {
         // A lost packet loses its message: keep the receive request for
         // the next one, and wait for a message to start.
         resp.uc_drop = true;
-        if let Some(recv) = resp.recv.as_mut() {
+        if let Some(recv) = resp.filling.as_mut() {
             recv.len = 0;
         }
         resp.write = None;
@@ -281,31 +179,31 @@ fn receive_uc(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: 
     }
     resp.uc_drop = false;
     if starts {
-        if let Some(recv) = resp.recv.as_mut() {
+        if let Some(recv) = resp.filling.as_mut() {
             recv.len = 0;
         }
     }
     match execute(dev, qp, inner, pkt) {
         Ok(()) => {}
         Err(Refusal::Local(status)) => local_error(dev, qp, inner, psn, status),
-        Err(_) => inner.resp.uc_drop = true,
+        Err(_) => inner.recv.uc_drop = true,
     }
     // `execute` moved the expected PSN on for RC; UC sets its own above.
-    inner.resp.epsn = psn.next();
+    inner.recv.epsn = psn.next();
 }
 
 /// Takes the next receive request, if the process posted one.
-fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Result<(), Refusal> {
-    if inner.resp.recv.is_some() {
+fn take_recv(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) -> Result<(), Refusal> {
+    if inner.recv.filling.is_some() {
         return Ok(());
     }
     let wqe = match (&qp.rq, &qp.srq) {
         (Some(rq), _) => {
-            let head = inner.resp.head;
+            let head = inner.recv.head;
             if head == rq.producer() {
                 return Err(Refusal::NotReady);
             }
-            let buf = &mut inner.resp.scratch;
+            let buf = &mut inner.recv.scratch;
             rq.read(head, buf).map_err(|_| Refusal::NotReady)?;
             RecvWqe::from_slot(buf, qp.caps.max_recv_sge).ok_or_else(|| slot_wr_id(buf))
         }
@@ -323,7 +221,7 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
         Ok(wqe) => wqe,
         Err(wr_id) => {
             // Complete the element that does not parse with its own id.
-            inner.resp.recv = Some(Recv {
+            inner.recv.filling = Some(Recv {
                 wr_id,
                 segs: Memory::empty(),
                 len: 0,
@@ -331,11 +229,11 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
             return Err(Refusal::Local(WcStatus::LocQpOpErr));
         }
     };
-    let segs = match Memory::for_recv(dev.data().mrs(), wqe.data, qp.pd) {
+    let segs = match Memory::for_recv(dev.keys().mrs, wqe.data, qp.pd) {
         Ok(segs) => segs,
         Err(_) => {
             // Complete it in error with its own id.
-            inner.resp.recv = Some(Recv {
+            inner.recv.filling = Some(Recv {
                 wr_id: wqe.wr_id,
                 segs: Memory::empty(),
                 len: 0,
@@ -343,24 +241,12 @@ fn take_recv(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner) -> Res
             return Err(Refusal::Local(WcStatus::LocProtErr));
         }
     };
-    inner.resp.recv = Some(Recv {
+    inner.recv.filling = Some(Recv {
         wr_id: wqe.wr_id,
         segs,
         len: 0,
     });
     Ok(())
-}
-
-/// Gives the receive queue slot back to the process (an SRQ's moved on
-/// when the request was taken).
-fn consume_recv(qp: &QpCore, inner: &mut QpInner) {
-    if let Some(rq) = &qp.rq {
-        let resp = &mut inner.resp;
-        resp.head = rq.geometry().next(resp.head);
-        rq.publish_consumer(resp.head);
-    } else if let (Some(k), None) = (&qp.kernel, &qp.srq) {
-        k.recv.completed();
-    }
 }
 
 fn recv_wc(qp: &QpCore, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32) -> Wc {
@@ -381,7 +267,7 @@ fn recv_ex(pkt: &Packet<'_>) -> (u32, u32) {
 
 /// Carries out an in-sequence request.
 fn execute(
-    dev: &Device<RroceDevice>,
+    dev: &impl Services,
     qp: &QpCore,
     inner: &mut QpInner,
     pkt: &Packet<'_>,
@@ -395,7 +281,7 @@ fn execute(
             if opcode.starts_message() {
                 take_recv(dev, qp, inner)?;
             }
-            let Some(recv) = inner.resp.recv.as_mut() else {
+            let Some(recv) = inner.recv.filling.as_mut() else {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
             };
             if recv.segs.scatter(recv.len, pkt.payload).is_err() {
@@ -406,7 +292,7 @@ fn execute(
                 if let Some(ieth) = pkt.headers.ext.ieth {
                     // As the C rxe: the receive completes in error, and
                     // the peer is told its request was invalid.
-                    mw::invalidate(dev.data().mws(), qp.for_mw(), ieth.rkey, true)
+                    mw::invalidate(dev.keys().mws, qp.for_mw(), ieth.rkey, true)
                         .map_err(|_| Refusal::Local(WcStatus::RemInvReqErr))?;
                 }
                 finish_recv(qp, inner, pkt, WcOpcode::Recv, None);
@@ -423,7 +309,7 @@ fn execute(
                     return Err(Refusal::Nak(NakCode::RemoteAccessError));
                 }
                 let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_WRITE)?;
-                inner.resp.write = Some(Write {
+                inner.recv.write = Some(Write {
                     mr,
                     offset,
                     remaining: reth.dma_len as usize,
@@ -435,7 +321,7 @@ fn execute(
                 // to report the immediate with.
                 take_recv(dev, qp, inner)?;
             }
-            let Some(w) = inner.resp.write.as_mut() else {
+            let Some(w) = inner.recv.write.as_mut() else {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
             };
             let len = pkt.payload.len();
@@ -450,11 +336,11 @@ fn execute(
             w.remaining -= len;
             if last {
                 let total = w.total;
-                inner.resp.write = None;
+                inner.recv.write = None;
                 if opcode.has_imm() {
                     finish_recv(qp, inner, pkt, WcOpcode::RecvWriteImm, Some(total));
                 } else {
-                    inner.resp.msn = inner.resp.msn.wrapping_add(1);
+                    inner.recv.msn = inner.recv.msn.wrapping_add(1);
                 }
             }
         }
@@ -463,9 +349,9 @@ fn execute(
                 return Err(Refusal::Nak(NakCode::RemoteAccessError));
             }
             let npsn = read(dev, qp, inner, pkt)?;
-            inner.resp.msn = inner.resp.msn.wrapping_add(1);
-            inner.resp.epsn = psn + npsn;
-            inner.resp.nak_sent = None;
+            inner.recv.msn = inner.recv.msn.wrapping_add(1);
+            inner.recv.epsn = psn + npsn;
+            inner.recv.nak_sent = None;
             return Ok(());
         }
         Operation::CompareSwap | Operation::FetchAdd => {
@@ -478,7 +364,7 @@ fn execute(
                 .atomic
                 .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
             let (mr, offset) = mw::lookup_remote(
-                dev.data().keys(),
+                dev.keys(),
                 qp.for_mw(),
                 a.rkey,
                 Access::REMOTE_ATOMIC,
@@ -497,17 +383,17 @@ fn execute(
                 AtomicOp::FetchAdd { add: a.swap_add }
             };
             let orig = mr.atomic(offset, op)?;
-            inner.resp.msn = inner.resp.msn.wrapping_add(1);
-            inner.resp.remember_atomic(psn, orig);
-            inner.resp.epsn = psn.next();
-            inner.resp.nak_sent = None;
+            inner.recv.msn = inner.recv.msn.wrapping_add(1);
+            inner.recv.remember_atomic(psn, orig);
+            inner.recv.epsn = psn.next();
+            inner.recv.nak_sent = None;
             send_atomic_ack(dev, qp, inner, psn, orig);
             return Ok(());
         }
         _ => return Err(Refusal::Nak(NakCode::InvalidRequest)),
     }
-    inner.resp.epsn = psn.next();
-    inner.resp.nak_sent = None;
+    inner.recv.epsn = psn.next();
+    inner.recv.nak_sent = None;
     if qp.qp_type == QpType::Rc && bth.ack_req {
         send_ack(dev, qp, inner, psn, ack());
     }
@@ -522,11 +408,11 @@ fn finish_recv(
     opcode: WcOpcode,
     write_len: Option<u32>,
 ) {
-    let Some(recv) = inner.resp.recv.take() else {
+    let Some(recv) = inner.recv.filling.take() else {
         return;
     };
-    consume_recv(qp, inner);
-    inner.resp.msn = inner.resp.msn.wrapping_add(1);
+    qp.consume_recv(inner);
+    inner.recv.msn = inner.recv.msn.wrapping_add(1);
     let (ex, flags) = recv_ex(pkt);
     let byte_len = write_len.unwrap_or(recv.len as u32);
     let wc = Wc {
@@ -544,7 +430,7 @@ fn finish_recv(
 /// address and R_Key, and rxe does not check them either; rsockets sends
 /// such WRITEs with immediate data.
 fn remote_target(
-    dev: &Device<RroceDevice>,
+    dev: &impl Services,
     qp: &QpCore,
     reth: &Reth,
     access: Access,
@@ -552,7 +438,7 @@ fn remote_target(
     if reth.dma_len == 0 {
         return Ok((None, 0));
     }
-    let keys = dev.data().keys();
+    let keys = dev.keys();
     let (mr, offset) = mw::lookup_remote(
         keys,
         qp.for_mw(),
@@ -566,7 +452,7 @@ fn remote_target(
 
 /// Answers a read request with its response packets; returns how many.
 fn read(
-    dev: &Device<RroceDevice>,
+    dev: &impl Services,
     qp: &QpCore,
     inner: &QpInner,
     pkt: &Packet<'_>,
@@ -582,7 +468,7 @@ fn read(
     let npsn = len.div_ceil(mtu).max(1) as u32;
     let psn = pkt.headers.bth.psn;
     // The AETH carries the MSN this read completes.
-    let msn = inner.resp.msn.wrapping_add(1) & MSN_MASK;
+    let msn = inner.recv.msn.wrapping_add(1) & MSN_MASK;
     for n in 0..npsn {
         let opcode = match (n == 0, n + 1 == npsn) {
             (true, true) => Opcode::RcReadResponseOnly,
@@ -612,11 +498,11 @@ fn read(
     Ok(npsn)
 }
 
-fn send_atomic_ack(dev: &Device<RroceDevice>, qp: &QpCore, inner: &QpInner, psn: Psn, orig: u64) {
+fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, orig: u64) {
     let ext = ExtHeaders {
         aeth: Some(Aeth {
             syndrome: ack(),
-            msn: inner.resp.msn & MSN_MASK,
+            msn: inner.recv.msn & MSN_MASK,
         }),
         atomic_ack: Some(AtomicAckEth { orig }),
         ..Default::default()
@@ -630,7 +516,7 @@ fn send_atomic_ack(dev: &Device<RroceDevice>, qp: &QpCore, inner: &QpInner, psn:
 
 /// A request seen before: its response was lost, so answer it again
 /// without carrying out a SEND, WRITE or atomic twice.
-fn duplicate(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
+fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
     let psn = pkt.headers.bth.psn;
     match pkt.headers.bth.opcode.operation() {
         Operation::ReadRequest => {
@@ -641,9 +527,9 @@ fn duplicate(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &
             match read(dev, qp, inner, pkt) {
                 Ok(npsn) => {
                     let end = psn + npsn;
-                    if end.after(inner.resp.epsn) {
-                        inner.resp.epsn = end;
-                        inner.resp.nak_sent = None;
+                    if end.after(inner.recv.epsn) {
+                        inner.recv.epsn = end;
+                        inner.recv.nak_sent = None;
                     }
                 }
                 Err(Refusal::Nak(code)) => send_ack(dev, qp, inner, psn, Syndrome::Nak(code)),
@@ -653,26 +539,20 @@ fn duplicate(dev: &Device<RroceDevice>, qp: &QpCore, inner: &mut QpInner, pkt: &
         Operation::CompareSwap | Operation::FetchAdd => {
             // One too old to be remembered is dropped: the requester has
             // had its answer, or it would not have sent so many since.
-            if let Some(orig) = inner.resp.atomic_result(psn) {
+            if let Some(orig) = inner.recv.atomic_result(psn) {
                 send_atomic_ack(dev, qp, inner, psn, orig);
             }
         }
         _ => {
             if pkt.headers.bth.ack_req {
-                let last = inner.resp.epsn + Psn::MASK;
+                let last = inner.recv.epsn + Psn::MASK;
                 send_ack(dev, qp, inner, last, ack());
             }
         }
     }
 }
 
-fn receive_ud(
-    _dev: &Device<RroceDevice>,
-    qp: &QpCore,
-    inner: &mut QpInner,
-    pkt: &Packet<'_>,
-    ip: &[u8],
-) {
+fn receive_ud(_dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, ip: &[u8]) {
     let Some(deth) = pkt.headers.ext.deth else {
         return;
     };
@@ -682,7 +562,7 @@ fn receive_ud(
     if take_recv(_dev, qp, inner).is_err() {
         return;
     }
-    let Some(recv) = inner.resp.recv.as_mut() else {
+    let Some(recv) = inner.recv.filling.as_mut() else {
         return;
     };
     // The GRH: the IPv6 header, or the IPv4 header in its last 20 bytes.
@@ -697,8 +577,8 @@ fn receive_ud(
     };
     let len = (GRH_LEN + pkt.payload.len()) as u32;
     let wr_id = recv.wr_id;
-    inner.resp.recv = None;
-    consume_recv(qp, inner);
+    inner.recv.filling = None;
+    qp.consume_recv(inner);
     let (ex, flags) = recv_ex(pkt);
     let wc = Wc {
         ex,
@@ -708,43 +588,4 @@ fn receive_ud(
         ..recv_wc(qp, wr_id, status, WcOpcode::Recv, if ok { len } else { 0 })
     };
     qp.complete_recv(inner, &wc, pkt.headers.bth.solicited);
-}
-
-/// Ends every receive request with the completion `flushed` makes of it,
-/// if any.
-pub(crate) fn flush(
-    qp: &QpCore,
-    inner: &mut QpInner,
-    flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>,
-) {
-    if let Some(recv) = inner.resp.recv.take() {
-        if let Some(wc) = flushed(recv.wr_id, WcOpcode::Recv) {
-            let _ = qp.recv_cq.push(&wc, false);
-        }
-        consume_recv(qp, inner);
-    }
-    // A kernel consumer's posted requests.
-    if let (Some(k), None) = (&qp.kernel, &qp.srq) {
-        while let Some(wqe) = k.recv.take(&mut inner.krecv) {
-            if let Some(wc) = flushed(wqe.wr_id, WcOpcode::Recv) {
-                let _ = qp.recv_cq.push(&wc, false);
-            }
-            k.recv.completed();
-        }
-    }
-    // An SRQ's requests stay for the other QPs.
-    let Some(rq) = &qp.rq else { return };
-    let producer = rq.producer();
-    while inner.resp.head != producer {
-        let head = inner.resp.head;
-        let buf = &mut inner.resp.scratch;
-        let wr_id = match rq.read(head, buf) {
-            Ok(()) => slot_wr_id(buf),
-            Err(_) => 0,
-        };
-        if let Some(wc) = flushed(wr_id, WcOpcode::Recv) {
-            let _ = qp.recv_cq.push(&wc, false);
-        }
-        consume_recv(qp, inner);
-    }
 }

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A queue pair's state: its rings and CQs, which in-flight work holds on
+//! to, and under its lock the attributes and both sides' progress.
+//!
+//! What the state does by itself lives here: completions, the error state
+//! and the flush it brings. What moves it, the requester, completer and
+//! responder, sits above this file, and the QP verbs that run them above
+//! those (`qp.rs`).
+
+use crate::counters::Counter;
+use crate::cq::CqCore;
+use crate::index::PdNum;
+use crate::kernel_ext::rdma::{
+    Av, Mtu, QpAttr, QpCaps, QpHandle, QpState, QpType, RecvWqe, SendWqe, Wc,
+};
+use crate::kqueue::{Fifo, KernelQueues};
+use crate::mw::ForQp;
+use crate::proto::{
+    cqe::{WcOpcode, WcStatus},
+    headers::{Bth, DEFAULT_PKEY},
+    opcode::Opcode,
+    packet::Headers,
+    psn::Psn,
+    wqe::slot_wr_id,
+};
+use crate::recv_queue::RecvQueue;
+use crate::ring::UserRing;
+use crate::send_queue::{Fetched, SendQueue};
+use crate::services::Services;
+use crate::srq::SrqCore;
+use kernel::{
+    prelude::*,
+    sync::{Arc, Mutex},
+};
+
+/// A queue pair's rings and state, which in-flight work holds on to.
+#[pin_data]
+pub(crate) struct QpCore {
+    pub(crate) qpn: u32,
+    pub(crate) qp_type: QpType,
+    /// The protection domain, which its work requests' MRs must share.
+    pub(crate) pd: PdNum,
+    pub(crate) caps: QpCaps,
+    /// Every send request completes, signalled or not.
+    pub(crate) sq_sig_all: bool,
+    /// A process's send ring; none for a kernel consumer's QP.
+    pub(crate) sq: Option<UserRing>,
+    /// A kernel consumer's queues, and its `ib_qp` for completions.
+    pub(crate) kernel: Option<KernelQueues>,
+    pub(crate) handle: QpHandle,
+    /// The receive queue, or the SRQ receive requests come from.
+    pub(crate) rq: Option<UserRing>,
+    pub(crate) srq: Option<Arc<SrqCore>>,
+    pub(crate) send_cq: Arc<CqCore>,
+    pub(crate) recv_cq: Arc<CqCore>,
+    /// The UDP source port of its packets.
+    pub(crate) sport: u16,
+    /// UD: the largest datagram, from the port's MTU at creation.
+    pub(crate) ud_mtu: u32,
+    /// Its state; none once it is destroyed, when nothing may touch its
+    /// rings or CQs any more, though a work item may still hold the core.
+    #[pin]
+    pub(crate) inner: Mutex<Option<QpInner>>,
+}
+
+/// What changes, under the QP's lock.
+pub(crate) struct QpInner {
+    pub(crate) attr: QpAttr,
+    /// Where RC and UC packets go.
+    pub(crate) av: Av,
+    pub(crate) send: SendQueue,
+    pub(crate) recv: RecvQueue,
+    /// A kernel QP's posted requests, taken off their queues.
+    pub(crate) ksend: Fifo<SendWqe>,
+    pub(crate) krecv: Fifo<RecvWqe>,
+}
+
+impl QpCore {
+    /// The path MTU in bytes.
+    pub(crate) fn mtu(&self, inner: &QpInner) -> u32 {
+        if self.qp_type.is_ud() {
+            return self.ud_mtu;
+        }
+        Mtu::from_raw(inner.attr.path_mtu).map_or(256, Mtu::bytes)
+    }
+
+    /// A BTH to the peer QP `dest_qpn`.
+    pub(crate) fn bth(&self, dest_qpn: u32, opcode: Opcode, psn: Psn) -> Bth {
+        Bth {
+            opcode,
+            solicited: false,
+            mig_req: false,
+            pad: 0,
+            pkey: DEFAULT_PKEY,
+            fecn: false,
+            becn: false,
+            dest_qpn,
+            ack_req: false,
+            psn,
+        }
+    }
+
+    /// Sends a packet to `av`; a failure is a lost packet, which the
+    /// requester's timer recovers from.
+    pub(crate) fn send(
+        &self,
+        dev: &impl Services,
+        av: &Av,
+        headers: Headers,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result,
+    ) {
+        let counter = match dev.transmit(av, self.sport, headers, payload_len, fill) {
+            Ok(()) => Counter::SentPkts,
+            Err(_) => Counter::SendErr,
+        };
+        dev.count(counter);
+    }
+
+    /// The send queue's consumer index moved to `head`: a request is done
+    /// with (or, for a kernel consumer, one more request).
+    pub(crate) fn send_done(&self, head: u32) {
+        match (&self.sq, &self.kernel) {
+            (Some(sq), _) => sq.publish_consumer(head),
+            (None, Some(k)) => k.send.completed(),
+            (None, None) => {}
+        }
+    }
+
+    /// What memory windows know of this QP.
+    pub(crate) fn for_mw(&self) -> ForQp {
+        ForQp {
+            pd: self.pd,
+            qpn: self.qpn,
+        }
+    }
+
+    /// A completion of this QP's; the rest of its fields are zero.
+    pub(crate) fn wc(&self, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32) -> Wc {
+        Wc {
+            wr_id,
+            status,
+            opcode,
+            byte_len,
+            ex: 0,
+            qp_num: self.qpn,
+            src_qp: 0,
+            flags: 0,
+            qp: self.handle,
+            ip_version: 0,
+        }
+    }
+
+    /// Adds a send completion; a full CQ puts the QP in the error state.
+    pub(crate) fn complete_send(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
+        if self.send_cq.push(wc, solicited).is_err() {
+            self.enter_error(inner);
+        }
+    }
+
+    /// Adds a receive completion; a full CQ puts the QP in the error state.
+    pub(crate) fn complete_recv(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
+        if self.recv_cq.push(wc, solicited).is_err() {
+            self.enter_error(inner);
+        }
+    }
+
+    /// Whether the consumers of its CQs have taken every completion.
+    pub(crate) fn cqs_drained(&self) -> bool {
+        self.send_cq.drained() && self.recv_cq.drained()
+    }
+
+    /// Moves to the error state from outside the data path.
+    pub(crate) fn fail(&self) {
+        if let Some(inner) = self.inner.lock().as_mut() {
+            self.enter_error(inner);
+        }
+    }
+
+    /// Moves to the error state (a failed work request, a full CQ, ...).
+    pub(crate) fn enter_error(&self, inner: &mut QpInner) {
+        if inner.attr.state != QpState::Err {
+            inner.attr.state = QpState::Err;
+            self.flush(inner);
+        }
+    }
+
+    /// Completes every outstanding work request with a flush error.
+    pub(crate) fn flush(&self, inner: &mut QpInner) {
+        let flushed = |wr_id, opcode| Some(self.wc(wr_id, WcStatus::WrFlushErr, opcode, 0));
+        self.flush_send(inner, &flushed);
+        self.flush_recv(inner, &flushed);
+    }
+
+    /// Removes every outstanding work request without a completion, as a
+    /// move to Reset does (IBA 10.3.1): a new connection must not resend a
+    /// former one's requests, nor place its data in a former one's buffers.
+    pub(crate) fn discard(&self, inner: &mut QpInner) {
+        self.flush_send(inner, &|_, _| None);
+        self.flush_recv(inner, &|_, _| None);
+    }
+
+    /// Ends every send request, taken or not, with the completion `flushed` makes
+    /// of it, if any.
+    fn flush_send(&self, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>) {
+        let mut completions = KVec::new();
+        let mut add = |wr_id, op| {
+            if let Some(wc) = flushed(wr_id, op) {
+                let _ = completions.push(wc, GFP_KERNEL);
+            }
+        };
+        let pending = inner.send.pending.take();
+        while let Some(taken) = inner.send.window.pop() {
+            self.send_done(inner.send.window.head());
+            if let Some(e) = taken {
+                add(e.wqe.wr_id, WcOpcode::from(e.wqe.opcode));
+            }
+        }
+        // Then what was posted and not taken yet, first the one fetched.
+        if let Some(w) = pending {
+            add(w.wr_id, WcOpcode::from(w.opcode));
+            self.send_done(inner.send.window.skip_untaken());
+        }
+        loop {
+            let head = inner.send.window.head();
+            match self.fetch(inner, head) {
+                Fetched::Empty => break,
+                Fetched::Bad(wr_id) => add(wr_id, WcOpcode::Send),
+                Fetched::Wqe(w) => add(w.wr_id, WcOpcode::from(w.opcode)),
+            }
+            self.send_done(inner.send.window.skip_untaken());
+        }
+        inner.send.window.flushed();
+        for wc in completions.iter() {
+            // A full CQ loses the flush completions; the QP is already in error.
+            let _ = self.send_cq.push(wc, false);
+        }
+    }
+
+    /// Ends every receive request with the completion `flushed` makes of it,
+    /// if any.
+    fn flush_recv(&self, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>) {
+        if let Some(recv) = inner.recv.filling.take() {
+            if let Some(wc) = flushed(recv.wr_id, WcOpcode::Recv) {
+                let _ = self.recv_cq.push(&wc, false);
+            }
+            self.consume_recv(inner);
+        }
+        // A kernel consumer's posted requests.
+        if let (Some(k), None) = (&self.kernel, &self.srq) {
+            while let Some(wqe) = k.recv.take(&mut inner.krecv) {
+                if let Some(wc) = flushed(wqe.wr_id, WcOpcode::Recv) {
+                    let _ = self.recv_cq.push(&wc, false);
+                }
+                k.recv.completed();
+            }
+        }
+        // An SRQ's requests stay for the other QPs.
+        let Some(rq) = &self.rq else { return };
+        let producer = rq.producer();
+        while inner.recv.head != producer {
+            let head = inner.recv.head;
+            let buf = &mut inner.recv.scratch;
+            let wr_id = match rq.read(head, buf) {
+                Ok(()) => slot_wr_id(buf),
+                Err(_) => 0,
+            };
+            if let Some(wc) = flushed(wr_id, WcOpcode::Recv) {
+                let _ = self.recv_cq.push(&wc, false);
+            }
+            self.consume_recv(inner);
+        }
+    }
+
+    /// Gives the receive queue slot back to the process (an SRQ's moved on
+    /// when the request was taken).
+    pub(crate) fn consume_recv(&self, inner: &mut QpInner) {
+        if let Some(rq) = &self.rq {
+            let resp = &mut inner.recv;
+            resp.head = rq.geometry().next(resp.head);
+            rq.publish_consumer(resp.head);
+        } else if let (Some(k), None) = (&self.kernel, &self.srq) {
+            k.recv.completed();
+        }
+    }
+
+    /// Takes the next request: from the ring at `index`, or a kernel
+    /// consumer's next post.
+    pub(crate) fn fetch(&self, inner: &mut QpInner, index: u32) -> Fetched {
+        match (&self.sq, &self.kernel) {
+            (Some(sq), _) => {
+                let scratch = &mut inner.send.scratch;
+                if index == sq.producer() {
+                    Fetched::Empty
+                } else if sq.read(index, scratch).is_err() {
+                    Fetched::Bad(0)
+                } else {
+                    SendWqe::from_slot(scratch, self.caps.max_send_sge, self.caps.max_inline_data)
+                        .map_or(Fetched::Bad(slot_wr_id(scratch)), Fetched::Wqe)
+                }
+            }
+            (None, Some(k)) => k
+                .send
+                .take(&mut inner.ksend)
+                .map_or(Fetched::Empty, Fetched::Wqe),
+            (None, None) => Fetched::Empty,
+        }
+    }
+}

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What a QP needs of the device it lives on: its counters, the keys of its
+//! memory, its AHs, its link, and its work and timer.
+//!
+//! The QP code reaches its device only through this trait, which the device
+//! implements, so that the device can hold its QPs without the QPs knowing
+//! the device: the files that run QPs sit below `device.rs`, never beside it.
+
+use crate::ah::AhCore;
+use crate::counters::Counter;
+use crate::index::Pool;
+use crate::kernel_ext::{net::NetDevice, rdma::Av};
+use crate::mw::Keys;
+use crate::proto::packet::Headers;
+use kernel::{prelude::*, types::ARef};
+
+/// A device's services to its QPs.
+pub(crate) trait Services {
+    /// Counts one `counter`.
+    fn count(&self, counter: Counter);
+
+    /// The MRs and memory windows, where keys are looked up.
+    fn keys(&self) -> Keys<'_>;
+
+    /// The live AHs, by number, which UD requests name.
+    fn ahs(&self) -> &Pool<AhCore>;
+
+    /// The netdev the device sends through, while it has one.
+    fn netdev(&self) -> Option<ARef<NetDevice>>;
+
+    /// Sends one packet to `av` from UDP port `sport`, with `headers` and a
+    /// payload of `payload_len` bytes, which `fill` writes.
+    fn transmit(
+        &self,
+        av: &Av,
+        sport: u16,
+        headers: Headers,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result,
+    ) -> Result;
+
+    /// Has the device's work run every QP soon (a kernel consumer posted).
+    fn kick(&self);
+
+    /// Has the device timer run within `usecs`.
+    fn arm_tick(&self, usecs: u32);
+}

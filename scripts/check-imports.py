@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Finds import circles among rroce's Rust files.
+
+Every file is a node; a file that names an item of another file (a `use`,
+or a path such as `crate::qp::Qp` in code) has an edge to it. A name
+re-exported by a `mod.rs` leads to the file that defines it, and a parent
+declaring or re-exporting its children is no edge. Prints each circle (a
+strongly connected component of more than one file) and exits 1 if there
+is one beyond the KNOWN one; `-v` prints every edge.
+"""
+
+import os
+import re
+import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
+DRIVER = "drivers/infiniband/sw/rroce"
+# The crate's top modules that live outside the driver's directory.
+MOUNTS = {"kernel_ext": "rust/kernel", "bindings": "rust/bindings"}
+# The one circle left, reported but tolerated: the Driver trait takes the
+# Device<T> that its ops run on, a device holds its Registry, and the
+# Registry and Device find their ops (Adapter) by T, as block/mq's
+# Operations and Request<T> name each other. Any other circle fails.
+KNOWN = {
+    "rust/kernel/rdma/adapter/mod.rs",
+    "rust/kernel/rdma/device.rs",
+    "rust/kernel/rdma/driver.rs",
+    "rust/kernel/rdma/mr.rs",
+    "rust/kernel/rdma/registry.rs",
+}
+
+
+def module_file(mod):
+    """The file of module path `mod` (a list, from the crate root), if any."""
+    if not mod:
+        return f"{DRIVER}/rroce_main.rs"
+    base = MOUNTS.get(mod[0])
+    parts = [base] + mod[1:] if base else [DRIVER] + mod
+    path = "/".join(parts)
+    for cand in (path + ".rs", path + "/mod.rs"):
+        if os.path.isfile(os.path.join(ROOT, cand)):
+            return cand
+    if base and len(mod) == 1:
+        return base + "/mod.rs"
+    return None
+
+
+def module_of(path):
+    """The module path of a file."""
+    for name, base in MOUNTS.items():
+        if path.startswith(base + "/"):
+            rest = path[len(base) + 1:]
+            head = [name]
+            break
+    else:
+        rest = path[len(DRIVER) + 1:]
+        head = []
+    if rest == "rroce_main.rs":
+        return []
+    rest = rest[:-3]
+    parts = rest.split("/")
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return head + parts
+
+
+def strip(src):
+    src = re.sub(r"//[^\n]*", "", src)
+    src = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
+    src = re.sub(r'"(\\.|[^"\\])*"', '""', src)
+    # The host-only tests of a file may reach anything.
+    return re.split(r"#\[cfg\(test\)\]\s*mod tests", src)[0]
+
+
+def expand(tree):
+    """The paths a use tree names: 'a::{b, c::d}' -> [a::b, a::c::d]."""
+    tree = tree.strip()
+    depth = 0
+    for i, ch in enumerate(tree):
+        if ch == "{":
+            if depth == 0:
+                prefix = tree[:i]
+                inner = tree[i + 1:tree.rindex("}")]
+                out = []
+                for part in split_top(inner):
+                    out += [prefix + p for p in expand(part)]
+                return out
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+    return [re.sub(r"\s+as\s+\w+$", "", tree)] if tree else []
+
+
+def split_top(s):
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p for p in parts if p.strip()]
+
+
+def uses(src):
+    """(visibility, path) of each `use` and of each path in code."""
+    out = []
+    for m in re.finditer(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", src):
+        for p in expand(m.group(2)):
+            out.append((bool(m.group(1)), re.sub(r"\s+", "", p)))
+    code = re.sub(r"\buse\s+[^;]+;", "", src)
+    for m in re.finditer(r"\b((?:crate|super|self)(?:::\w+)+)", code):
+        out.append((False, m.group(1)))
+    return out
+
+
+def absolute(path, mod, is_mod_rs):
+    segs = path.split("::")
+    here = mod if is_mod_rs else mod[:-1]
+    if segs[0] == "crate":
+        return segs[1:]
+    if segs[0] == "self":
+        return (mod if is_mod_rs else mod) + segs[1:]
+    if segs[0] == "super":
+        base = mod
+        while segs and segs[0] == "super":
+            base = base[:-1]
+            segs = segs[1:]
+        return base + segs
+    # A path relative to the current module (e.g. a child of a mod.rs).
+    if module_file(here + segs[:1]):
+        return here + segs
+    return None
+
+
+def main():
+    verbose = "-v" in sys.argv
+    files = []
+    for top in (DRIVER, "rust/kernel"):
+        for d, _, names in os.walk(os.path.join(ROOT, top)):
+            files += [os.path.relpath(os.path.join(d, n), ROOT)
+                      for n in names if n.endswith(".rs")]
+    parsed = {}
+    for f in files:
+        with open(os.path.join(ROOT, f)) as fh:
+            parsed[f] = uses(strip(fh.read()))
+    # Names a mod.rs re-exports, and where from.
+    reexports = {}
+    for f, us in parsed.items():
+        if not f.endswith("mod.rs"):
+            continue
+        mod = module_of(f)
+        for public, p in us:
+            a = absolute(p, mod, True)
+            if public and a and len(a) > len(mod):
+                reexports[tuple(mod + [a[-1]])] = a
+
+    def target(a):
+        for _ in range(4):
+            for n in range(len(a), -1, -1):
+                if module_file(a[:n]):
+                    break
+            rest = a[n:]
+            if rest and tuple(a[:n + 1]) in reexports:
+                a = reexports[tuple(a[:n + 1])] + rest[1:]
+                continue
+            return module_file(a[:n])
+        return None
+
+    edges = {f: set() for f in files}
+    for f, us in parsed.items():
+        mod = module_of(f)
+        is_mod_rs = f.endswith("mod.rs") or f.endswith("rroce_main.rs")
+        for public, p in us:
+            a = absolute(p, mod, is_mod_rs)
+            if a is None:
+                continue
+            t = target(a)
+            if not t or t == f or t not in edges:
+                continue
+            tmod = module_of(t)
+            # A parent naming its child: its own tree, not an import.
+            if is_mod_rs and tmod[:len(mod)] == mod and (public or len(tmod) == len(mod) + 1):
+                continue
+            edges[f].add(t)
+            if verbose:
+                print(f"{f} -> {t}  ({p})")
+
+    # Tarjan's strongly connected components.
+    index, low, stack, on, sccs = {}, {}, [], set(), []
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            sccs.append(comp)
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    circles = [sorted(c) for c in sccs if len(c) > 1]
+    bad = [c for c in circles if not set(c) <= KNOWN]
+    for c in circles:
+        known = "known " if c not in bad else ""
+        print(f"check-imports: {known}import circle: " + ", ".join(c))
+        if c in bad or verbose:
+            for v in c:
+                for w in sorted(edges[v] & set(c)):
+                    print(f"    {v} -> {w}")
+    if bad:
+        return 1
+    print(f"check-imports: {len(files)} files, no import circle but the known one"
+          if circles else f"check-imports: {len(files)} files, no import circle")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
