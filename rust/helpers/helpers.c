@@ -379,6 +379,16 @@ unsigned long rroce_umem_offset(struct ib_umem *umem)
 	return ib_umem_offset(umem);
 }
 
+bool rroce_virt_addr_valid(const void *addr)
+{
+	return virt_addr_valid(addr);
+}
+
+struct page *rroce_virt_to_page(const void *addr)
+{
+	return virt_to_page(addr);
+}
+
 /* Copies @len bytes at @offset in @page to (@to_page) or from @buf. */
 void rroce_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
 		     bool to_page)

@@ -76,6 +76,8 @@ void rroce_cq_comp_handler(struct ib_cq *cq);
 int rroce_umem_for_each_page(struct ib_umem *umem, int (*fn)(void *ctx, struct page *page),
 			     void *ctx);
 unsigned long rroce_umem_offset(struct ib_umem *umem);
+bool rroce_virt_addr_valid(const void *addr);
+struct page *rroce_virt_to_page(const void *addr);
 void rroce_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
 		     bool to_page);
 u64 rroce_page_atomic(struct page *page, unsigned int offset, bool cmp_swap, u64 compare,

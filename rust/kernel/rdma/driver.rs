@@ -8,10 +8,10 @@
 use super::{
     srq::{SrqAttr, SrqMask, SrqNotifier},
     work::{QpHandle, RecvWqe, SendWqe},
-    Access, Av, CqNotifier, Device, DeviceAttr, LinkLayer, MwType, PortAttr, PortImmutable, QpAttr,
-    QpCaps, QpChange, QpInit, UData, UserContext,
+    Access, Av, CqNotifier, Device, DeviceAttr, KernelPages, LinkLayer, MwType, PortAttr,
+    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, UData, UserContext,
 };
-use crate::{kernel_ext::net::SkBuff, proto::cqe::KERNEL_WC_SIZE};
+use crate::{kernel_ext::net::SkBuff, proto::cqe::KernelWc};
 use kernel::{prelude::*, sync::Arc};
 
 /// The callbacks of an RDMA device whose per-device data is `Self`.
@@ -77,9 +77,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Arms the CQ to signal its next completion (`solicited_only`: only
     /// the next solicited one); returns whether completions are waiting.
     fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result<bool>;
-    /// A kernel CQ's completions, into `out`, as kernel ring elements;
-    /// returns how many. Callable in any context.
-    fn poll_cq(cq: &Self::Cq, out: &mut [[u8; KERNEL_WC_SIZE as usize]]) -> usize;
+    /// A kernel CQ's completions, into `out`; returns how many. Callable in
+    /// any context.
+    fn poll_cq(cq: &Self::Cq, out: &mut [KernelWc]) -> usize;
     /// Registers user memory; returns the MR's data and its keys.
     fn reg_user_mr(
         dev: &Device<Self>,
@@ -89,6 +89,15 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// An MR for kernel consumers that covers all kernel memory, with local
     /// rights `access` (ib_core requires the op of a kernel verbs provider).
     fn get_dma_mr(dev: &Device<Self>, pd: &Self::Pd, access: Access) -> Result<(Self::Mr, MrKeys)>;
+    /// A fast-registration MR (`IB_MR_TYPE_MEM_REG`) in PD `pd` for a
+    /// kernel consumer, of at most `max_pages` pages. It grants nothing
+    /// until [`Driver::map_mr_sg`] gives it pages and an `IB_WR_REG_MR`
+    /// work request its key and rights.
+    fn alloc_mr(dev: &Device<Self>, pd: &Self::Pd, max_pages: u32) -> Result<(Self::Mr, MrKeys)>;
+    /// Lends `map` the page list of a fast-registration MR to fill, as
+    /// `ib_map_mr_sg` asks; returns what `map` returns, the number of
+    /// scatterlist entries mapped. Callable in any context but hard IRQ.
+    fn map_mr_sg(mr: &Self::Mr, map: impl FnOnce(&mut KernelPages) -> Result<u32>) -> Result<u32>;
     /// Changes an MR's PD (`pd`) or access rights (`access`) in place.
     fn rereg_user_mr(
         dev: &Device<Self>,

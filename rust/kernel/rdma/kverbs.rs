@@ -13,8 +13,8 @@ use super::{
 };
 use crate::bindings;
 use crate::proto::{
-    cqe::{KernelWc, KERNEL_WC_SIZE},
-    wqe::{WrOpcode, SEND_INLINE},
+    cqe::KernelWc,
+    wqe::{FastReg, WrOpcode, SEND_INLINE},
 };
 use kernel::prelude::*;
 
@@ -24,7 +24,8 @@ use kernel::prelude::*;
 /// # Safety
 ///
 /// `wr` is a valid work request of the verbs contract, of its opcode's
-/// type (`ib_rdma_wr`, `ib_atomic_wr`, `ib_ud_wr`), whose memory stays
+/// type (`ib_rdma_wr`, `ib_atomic_wr`, `ib_ud_wr`, `ib_reg_wr` with a live
+/// MR), whose memory stays
 /// valid until it completes; `ud` says whether the QP is UD or GSI.
 pub(super) unsafe fn send_wqe(
     wr: *const bindings::ib_send_wr,
@@ -33,7 +34,11 @@ pub(super) unsafe fn send_wqe(
 ) -> Result<SendWqe> {
     // SAFETY: Guaranteed by the caller.
     let w = unsafe { &*wr };
-    let opcode = WrOpcode::from_raw(w.opcode).ok_or(EINVAL)?;
+    let opcode = if w.opcode == bindings::ib_wr_opcode_IB_WR_REG_MR {
+        WrOpcode::RegMr
+    } else {
+        WrOpcode::from_raw(w.opcode).ok_or(EINVAL)?
+    };
     // Kernel consumers have no memory windows.
     if opcode == WrOpcode::BindMw {
         return Err(EINVAL);
@@ -74,6 +79,16 @@ pub(super) unsafe fn send_wqe(
                 wqe.remote_addr = r.remote_addr;
                 wqe.rkey = r.rkey;
             }
+            WrOpcode::RegMr => {
+                // SAFETY: Registrations are `ib_reg_wr`s, naming a live MR.
+                let r = unsafe { &*wr.cast::<bindings::ib_reg_wr>() };
+                wqe.reg = Some(FastReg {
+                    key: r.key,
+                    access: r.access as u32,
+                    // SAFETY: As above.
+                    iova: unsafe { (*r.mr).iova },
+                });
+            }
             WrOpcode::CmpSwap | WrOpcode::FetchAdd => {
                 // SAFETY: Atomic requests are `ib_atomic_wr`s.
                 let a = unsafe { &*wr.cast::<bindings::ib_atomic_wr>() };
@@ -105,9 +120,8 @@ pub(super) unsafe fn recv_wqe(wr: *const bindings::ib_recv_wr) -> Result<RecvWqe
     })
 }
 
-/// Fills in the kernel's `struct ib_wc` from a kernel CQ's ring element.
-pub(super) fn write_wc(b: &[u8; KERNEL_WC_SIZE as usize], out: &mut bindings::ib_wc) {
-    let wc = KernelWc::read(b);
+/// Fills in the kernel's `struct ib_wc` from a kernel CQ's completion.
+pub(super) fn write_wc(wc: &KernelWc, out: &mut bindings::ib_wc) {
     out.__bindgen_anon_1.wr_id = wc.wr_id;
     out.status = wc.status;
     out.opcode = wc.opcode;

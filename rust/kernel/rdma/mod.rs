@@ -30,7 +30,7 @@ pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, UserRegion};
 pub(crate) use kernel_segs::{KernelSegs, LOCAL_DMA_LKEY};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
-pub(crate) use mr::{Access, AtomicOp, Umem};
+pub(crate) use mr::{Access, AtomicOp, KernelPages, Umem};
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
 pub(crate) use registry::{DeviceParams, Registry};
 pub(crate) use srq::{SrqAttr, SrqMask, SrqNotifier};
@@ -224,6 +224,10 @@ pub(crate) enum MwType {
 pub(crate) const DEVICE_CAP_MEM_WINDOW: u64 = (bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
     | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B)
     as u64;
+/// `IB_DEVICE_MEM_MGT_EXTENSIONS`: fast registration (`IB_WR_REG_MR`,
+/// `IB_WR_LOCAL_INV`, SEND with Invalidate), which kernel ULPs require.
+pub(crate) const DEVICE_CAP_MEM_MGT_EXTENSIONS: u64 =
+    bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
 /// `IB_DEVICE_RC_RNR_NAK_GEN`: RC responders send RNR NAKs when no receive
 /// request is posted.
 pub(crate) const DEVICE_CAP_RC_RNR_NAK_GEN: u64 =

@@ -67,22 +67,42 @@ impl Access {
     }
 }
 
-/// User memory pinned for the life of the object (`struct ib_umem`), with
-/// its pages listed so that any byte is found in one step.
+/// An IB atomic operation on 8 bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AtomicOp {
+    /// Store `swap` if the value equals `compare`.
+    CompareSwap { compare: u64, swap: u64 },
+    /// Add `add`.
+    FetchAdd { add: u64 },
+}
+
+/// Pages in order, holding `len` bytes from offset `first` in the first,
+/// which any byte is found in one step; [`Umem`] and [`KernelPages`] differ
+/// in whose pages they are.
 ///
 /// # Invariants
 ///
-/// `umem` comes from a successful `ib_umem_get` of `len` bytes and is
-/// released once, on drop. `pages` are its pinned pages in order; the
-/// region's first byte is at `first` in the first page.
-pub(crate) struct Umem {
-    umem: NonNull<bindings::ib_umem>,
+/// `first` < `PAGE_SIZE`, and `first + len` bytes fit in `pages`; each page
+/// is valid while its owner (the `Umem`'s pin, or the verbs contract of a
+/// [`KernelPages`]) says so.
+struct Pages {
     pages: KVec<PagePtr>,
     first: usize,
     len: usize,
 }
 
-/// A page of a [`Umem`].
+/// User memory pinned for the life of the object (`struct ib_umem`).
+///
+/// # Invariants
+///
+/// `umem` comes from a successful `ib_umem_get` of `pages.len` bytes and is
+/// released once, on drop; `pages` are its pinned pages.
+pub(crate) struct Umem {
+    umem: NonNull<bindings::ib_umem>,
+    pages: Pages,
+}
+
+/// A page of a [`Umem`] or of [`KernelPages`].
 #[derive(Clone, Copy)]
 struct PagePtr(NonNull<bindings::page>);
 
@@ -92,15 +112,6 @@ unsafe impl Send for Umem {}
 // SAFETY: Copies through `&self` go to user memory, which has no Rust
 // aliasing rules; concurrent copies only race on the user's bytes.
 unsafe impl Sync for Umem {}
-
-/// An IB atomic operation on 8 bytes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum AtomicOp {
-    /// Store `swap` if the value equals `compare`.
-    CompareSwap { compare: u64, swap: u64 },
-    /// Add `add`.
-    FetchAdd { add: u64 },
-}
 
 impl Umem {
     /// Pins `len` bytes at user address `addr` of the calling process, for
@@ -130,16 +141,14 @@ impl Umem {
         };
         // SAFETY: `umem` is valid.
         let first = unsafe { bindings::rroce_umem_offset(umem.as_ptr()) } as usize;
-        // INVARIANT: `umem` is pinned, `pages` are its pages.
+        // INVARIANT: `umem` is pinned, `pages` are its pages; checked below
+        // to hold `first + len` bytes.
         let this = Self {
             umem,
-            pages,
-            first,
-            len,
+            pages: Pages { pages, first, len },
         };
         to_result(err)?;
-        let need = (first + len).div_ceil(PAGE_SIZE);
-        if this.pages.len() < need {
+        if this.pages.pages.len() < (first + len).div_ceil(PAGE_SIZE) {
             return Err(EFAULT);
         }
         Ok(this)
@@ -162,7 +171,42 @@ impl Umem {
 
     /// The length in bytes.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.pages.len
+    }
+
+    /// Copies `src` into the region at `offset`; `EFAULT` past its end.
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result {
+        self.pages.write(offset, src)
+    }
+
+    /// Copies from the region at `offset` into `dst`; `EFAULT` past its end.
+    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
+        self.pages.read(offset, dst)
+    }
+
+    /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
+    /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
+    /// original value.
+    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
+        self.pages.atomic(offset, op)
+    }
+}
+
+impl Drop for Umem {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant this is the one release.
+        unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
+    }
+}
+
+impl Pages {
+    /// No pages, keeping the room for them.
+    fn clear(&mut self) {
+        // SAFETY: Shrinking to nothing; `PagePtr` has nothing to drop.
+        unsafe { self.pages.set_len(0) };
+        // INVARIANT: No bytes in no pages.
+        self.first = 0;
+        self.len = 0;
     }
 
     /// Calls `f` with each page piece of `offset..offset + len`: the page,
@@ -181,7 +225,7 @@ impl Umem {
             let pos = self.first + offset + done;
             let in_page = pos % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(len - done);
-            // In bounds: `pos` < `first + self.len`, which `pin` checked.
+            // In bounds: `pos` < `first + self.len`, by the invariant.
             f(self.pages[pos / PAGE_SIZE], in_page, done, n);
             done += n;
         }
@@ -189,9 +233,9 @@ impl Umem {
     }
 
     /// Copies `src` into the region at `offset`; `EFAULT` past its end.
-    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result {
+    fn write(&self, offset: usize, src: &[u8]) -> Result {
         self.pieces(offset, src.len(), |page, in_page, at, n| {
-            // SAFETY: A pinned page of ours; `in_page + n` <= PAGE_SIZE and
+            // SAFETY: A valid page, by the invariant; `in_page + n` <= PAGE_SIZE and
             // `at + n` <= `src.len()`. The helper only reads `src`.
             unsafe {
                 bindings::rroce_page_copy(
@@ -206,7 +250,7 @@ impl Umem {
     }
 
     /// Copies from the region at `offset` into `dst`; `EFAULT` past its end.
-    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
         self.pieces(offset, dst.len(), |page, in_page, at, n| {
             // SAFETY: As in `write`, with `dst` written.
             unsafe {
@@ -224,7 +268,7 @@ impl Umem {
     /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
     /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
     /// original value.
-    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
+    fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
         if (self.first + offset) % 8 != 0 {
             return Err(EINVAL);
         }
@@ -234,7 +278,7 @@ impl Umem {
                 AtomicOp::CompareSwap { compare, swap } => (true, compare, swap),
                 AtomicOp::FetchAdd { add } => (false, 0, add),
             };
-            // SAFETY: A pinned page of ours; aligned, so the 8 bytes lie in
+            // SAFETY: A valid page, by the invariant; aligned, so the 8 bytes lie in
             // this one page.
             orig = unsafe {
                 bindings::rroce_page_atomic(
@@ -250,9 +294,162 @@ impl Umem {
     }
 }
 
-impl Drop for Umem {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant this is the one release.
-        unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
+/// The kernel memory a fast-registration MR maps (`ib_map_mr_sg`): pages of
+/// a kernel consumer's DMA-mapped scatterlist, which ib_core's virtual DMA
+/// gives as kernel virtual addresses.
+///
+/// # Invariants
+///
+/// `pages` never grows past the capacity it was made with, so mapping never
+/// allocates. Its pages are valid while the MR is: under the verbs contract
+/// a consumer frees registered memory only once the MR's invalidation has
+/// completed, and the driver stops using them when it invalidates.
+pub(crate) struct KernelPages {
+    pages: Pages,
+}
+
+// SAFETY: The pages belong to the kernel consumer, which expects any thread
+// of the device to access them while the MR is valid.
+unsafe impl Send for KernelPages {}
+// SAFETY: As above; copies through `&self` only race on the consumer's data.
+unsafe impl Sync for KernelPages {}
+
+/// The `ib_mr` that `ib_sg_to_pages` fills in, with the list its pages go
+/// to: its `set_page` callback has no other way to find the list.
+#[repr(C)]
+struct PageCollector {
+    mr: bindings::ib_mr,
+    pages: *mut KVec<PagePtr>,
+}
+
+impl KernelPages {
+    /// An empty list with room for `capacity` pages.
+    pub(crate) fn with_capacity(capacity: usize) -> Result<Self> {
+        Ok(Self {
+            pages: Pages {
+                pages: KVec::with_capacity(capacity, GFP_KERNEL)?,
+                first: 0,
+                len: 0,
+            },
+        })
+    }
+
+    /// The length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.pages.len
+    }
+
+    /// Copies `src` into the memory at `offset`; `EFAULT` past its end.
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result {
+        self.pages.write(offset, src)
+    }
+
+    /// Copies from the memory at `offset` into `dst`; `EFAULT` past its end.
+    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
+        self.pages.read(offset, dst)
+    }
+
+    /// Runs `op` on the 8 aligned bytes at `offset`; returns the original
+    /// value.
+    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
+        self.pages.atomic(offset, op)
+    }
+
+    /// Maps the largest prefix of a scatterlist that fits, as
+    /// `ib_map_mr_sg` asks: fills in `mr`'s `iova` and `length` and returns
+    /// how many entries were mapped, or a negative errno. Only pages of
+    /// `PAGE_SIZE` are supported.
+    ///
+    /// # Safety
+    ///
+    /// `mr` is a valid MR whose `page_size` ib_core set; `sg` is a
+    /// DMA-mapped scatterlist of `nents` entries of this (virtual DMA)
+    /// device, and `sg_offset` null or valid.
+    pub(super) unsafe fn map_sg(
+        &mut self,
+        mr: *mut bindings::ib_mr,
+        sg: *mut bindings::scatterlist,
+        nents: ffi::c_int,
+        sg_offset: *mut ffi::c_uint,
+    ) -> ffi::c_int {
+        self.pages.clear();
+        // SAFETY: `mr` is valid, by the caller's guarantee.
+        if unsafe { (*mr).page_size } as usize != PAGE_SIZE {
+            return EINVAL.to_errno();
+        }
+        let mut collector = PageCollector {
+            mr: bindings::ib_mr {
+                page_size: PAGE_SIZE as u32,
+                ..Default::default()
+            },
+            pages: &mut self.pages.pages,
+        };
+        // SAFETY: `ib_sg_to_pages` reads the collector's `page_size`, writes
+        // its `iova` and `length`, and passes it to `add_page`, which finds
+        // the list behind it; the scatterlist is the caller's.
+        let mapped = unsafe {
+            bindings::ib_sg_to_pages(
+                &mut collector.mr,
+                sg,
+                nents,
+                sg_offset,
+                Some(Self::add_page),
+            )
+        };
+        let (iova, length) = (collector.mr.iova, collector.mr.length);
+        let first = (iova % PAGE_SIZE as u64) as usize;
+        let fits = usize::try_from(length)
+            .ok()
+            .and_then(|len| first.checked_add(len))
+            .is_some_and(|end| end <= self.pages.pages.len() * PAGE_SIZE);
+        if mapped < 0 || !fits {
+            self.pages.clear();
+            return if mapped < 0 {
+                mapped
+            } else {
+                EFAULT.to_errno()
+            };
+        }
+        // INVARIANT: The pages hold `first + length` bytes, checked above.
+        self.pages.first = first;
+        self.pages.len = length as usize;
+        // SAFETY: `mr` is valid; ib_core reads these back after the call.
+        unsafe {
+            (*mr).iova = iova;
+            (*mr).length = length;
+        }
+        mapped
+    }
+
+    /// `ib_sg_to_pages`'s `set_page`: adds the page at kernel virtual
+    /// address `addr`, unless the list is full (`ENOMEM`, which ends the
+    /// mapping there) or the address is not one of the direct map.
+    ///
+    /// # Safety
+    ///
+    /// `mr` is the `mr` of the `PageCollector` that `map_sg` passed.
+    unsafe extern "C" fn add_page(mr: *mut bindings::ib_mr, addr: u64) -> ffi::c_int {
+        // SAFETY: `mr` is the first field of a `repr(C)` `PageCollector`
+        // whose list `map_sg` borrows mutably for the call.
+        let pages = unsafe { &mut *(*mr.cast::<PageCollector>()).pages };
+        if pages.len() == pages.capacity() {
+            return ENOMEM.to_errno();
+        }
+        let addr = addr as usize as *const ffi::c_void;
+        // SAFETY: Both only compute on the address.
+        let page = unsafe {
+            if !bindings::rroce_virt_addr_valid(addr) {
+                return EFAULT.to_errno();
+            }
+            bindings::rroce_virt_to_page(addr)
+        };
+        let Some(page) = NonNull::new(page) else {
+            return EFAULT.to_errno();
+        };
+        // Within the capacity: no allocation.
+        match pages.push(PagePtr(page), GFP_ATOMIC) {
+            Ok(()) => 0,
+            Err(_) => ENOMEM.to_errno(),
+        }
     }
 }

@@ -165,11 +165,13 @@ const _: () = {
     assert!(WrOpcode::LocalInv as u32 == bindings::ib_wr_opcode_IB_WR_LOCAL_INV);
     assert!(WrOpcode::BindMw as u32 == bindings::ib_wr_opcode_IB_WR_BIND_MW);
     assert!(WrOpcode::SendInv as u32 == bindings::ib_wr_opcode_IB_WR_SEND_WITH_INV);
+    assert!(WrOpcode::RegMr as u32 == bindings::ib_wr_opcode_IB_WR_REG_MR);
     assert!(wqe::SEND_FENCE == bindings::ib_send_flags_IB_SEND_FENCE as u32);
     assert!(wqe::SEND_SIGNALED == bindings::ib_send_flags_IB_SEND_SIGNALED as u32);
     assert!(wqe::SEND_SOLICITED == bindings::ib_send_flags_IB_SEND_SOLICITED as u32);
     assert!(wqe::SEND_INLINE == bindings::ib_send_flags_IB_SEND_INLINE as u32);
 
+    assert!(WcOpcode::RegMr as u32 == bindings::ib_wc_opcode_IB_WC_REG_MR);
     assert!(WcOpcode::Send as u32 == bindings::ib_wc_opcode_IB_WC_SEND);
     assert!(WcOpcode::Write as u32 == bindings::ib_wc_opcode_IB_WC_RDMA_WRITE);
     assert!(WcOpcode::Read as u32 == bindings::ib_wc_opcode_IB_WC_RDMA_READ);

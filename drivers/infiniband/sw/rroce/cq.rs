@@ -16,7 +16,7 @@ use crate::kernel_ext::{
     },
 };
 use crate::limits::MAX_CQE;
-use crate::proto::cqe::{KERNEL_WC_SIZE, USER_WC_SIZE};
+use crate::proto::cqe::{KernelWc, KERNEL_WC_SIZE, USER_WC_SIZE};
 use crate::ring::UserRing;
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{
@@ -152,17 +152,19 @@ impl Cq {
     /// Takes completions of a kernel CQ into `out`; returns how many. Never
     /// sleeps: the producer publishes its index with release ordering, and
     /// concurrent pollers claim each element with a compare-and-exchange.
-    pub(crate) fn poll(&self, out: &mut [[u8; KERNEL_WC_SIZE as usize]]) -> usize {
+    pub(crate) fn poll(&self, out: &mut [KernelWc]) -> usize {
         let Some(ring) = self.core.kernel_ring.as_ref() else {
             return 0;
         };
+        let mut element = [0u8; KERNEL_WC_SIZE as usize];
         let mut n = 0;
         while n < out.len() {
             let consumer = ring.consumer();
             if consumer == ring.producer() {
                 break;
             }
-            if ring.read(consumer, &mut out[n]).is_ok() && ring.claim(consumer) {
+            if ring.read(consumer, &mut element).is_ok() && ring.claim(consumer) {
+                out[n] = KernelWc::read(&element);
                 n += 1;
             }
         }

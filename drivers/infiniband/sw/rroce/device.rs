@@ -16,18 +16,18 @@ use crate::kernel_ext::{
     net::SkBuff,
     rdma::{
         self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
-        Global, LinkLayer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortEvent,
-        PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, RecvWqe, Registry,
-        SendWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
+        Global, KernelPages, LinkLayer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr,
+        PortEvent, PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, RecvWqe,
+        Registry, SendWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
     },
 };
 use crate::limits::{
-    GID_TABLE_LEN, MAX_AH, MAX_CQ, MAX_CQE, MAX_MR, MAX_MSG_SIZE, MAX_MW, MAX_PD, MAX_QP,
-    MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, MAX_SRQ, PORT,
+    GID_TABLE_LEN, MAX_AH, MAX_CQ, MAX_CQE, MAX_FAST_REG_PAGES, MAX_MR, MAX_MSG_SIZE, MAX_MW,
+    MAX_PD, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, MAX_SRQ, PORT,
 };
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
-use crate::proto::cqe::KERNEL_WC_SIZE;
+use crate::proto::cqe::KernelWc;
 use crate::proto::packet::Headers;
 use crate::qp::{self, Qp};
 use crate::qp_state::QpCore;
@@ -187,6 +187,7 @@ impl Driver for RroceDevice {
             sys_image_guid: dev.data().guid,
             vendor_id: VENDOR_ID,
             device_cap_flags: rdma::DEVICE_CAP_MEM_WINDOW
+                | rdma::DEVICE_CAP_MEM_MGT_EXTENSIONS
                 | rdma::DEVICE_CAP_RC_RNR_NAK_GEN
                 | rdma::DEVICE_CAP_PORT_ACTIVE_EVENT
                 | rdma::DEVICE_CAP_SYS_IMAGE_GUID,
@@ -213,9 +214,9 @@ impl Driver for RroceDevice {
             atomic_hca: true,
             max_pd: MAX_PD,
             max_cqe: MAX_CQE,
+            max_fast_reg_page_list_len: MAX_FAST_REG_PAGES,
             max_pkeys: 1,
             local_ca_ack_delay: 15,
-            ..Default::default()
         })
     }
 
@@ -288,7 +289,7 @@ impl Driver for RroceDevice {
         Ok(cq.request_notify(solicited_only))
     }
 
-    fn poll_cq(cq: &Cq, out: &mut [[u8; KERNEL_WC_SIZE as usize]]) -> usize {
+    fn poll_cq(cq: &Cq, out: &mut [KernelWc]) -> usize {
         cq.poll(out)
     }
 
@@ -298,6 +299,14 @@ impl Driver for RroceDevice {
 
     fn get_dma_mr(_dev: &Device<Self>, _pd: &PdNum, access: Access) -> Result<(Mr, MrKeys)> {
         Mr::dma(access)
+    }
+
+    fn alloc_mr(dev: &Device<Self>, pd: &PdNum, max_pages: u32) -> Result<(Mr, MrKeys)> {
+        Mr::alloc_fast(dev.data().mrs(), *pd, max_pages)
+    }
+
+    fn map_mr_sg(mr: &Mr, map: impl FnOnce(&mut KernelPages) -> Result<u32>) -> Result<u32> {
+        mr.map(map)
     }
 
     fn rereg_user_mr(

@@ -24,6 +24,8 @@ pub(crate) const MAX_QP: u32 = LAST_QPN - FIRST_QPN + 1;
 pub(crate) const MAX_QP_WR: u32 = (1 << 14) - 1;
 /// The most scatter/gather entries per work request, as the C rxe.
 pub(crate) const MAX_SGE: u32 = 32;
+/// The most pages a fast-registration MR maps, as the C rxe allows.
+pub(crate) const MAX_FAST_REG_PAGES: u32 = 512;
 /// The most inline data per send: the room of `MAX_SGE` entries.
 pub(crate) const MAX_INLINE_DATA: u32 = MAX_SGE * SGE_SIZE;
 /// The most RDMA READ and atomic requests in flight per QP, each way.

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Memory regions: user memory pinned for the life of the registration and
-//! named by keys that are unique among live MRs and hard to guess.
+//! named by keys that are unique among live MRs and hard to guess; and the
+//! fast-registration MRs of kernel consumers, whose memory, key and rights
+//! a work request sets (`IB_WR_REG_MR`) and another takes back
+//! (`IB_WR_LOCAL_INV`, or a peer's SEND with Invalidate).
 //!
 //! A key is an MR index in its top 16 bits, so the data path finds the MR in
 //! one step, and 16 random bits below it, so that a peer cannot name an MR
@@ -12,11 +15,18 @@ use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
     random_u32,
-    rdma::{Access, AtomicOp, Device, Driver, MrKeys, Umem, UserRegion, LOCAL_DMA_LKEY},
+    rdma::{
+        Access, AtomicOp, Device, Driver, KernelPages, MrKeys, Umem, UserRegion, LOCAL_DMA_LKEY,
+    },
 };
-use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX};
+use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX, MAX_FAST_REG_PAGES};
+use crate::proto::wqe::FastReg;
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+};
 
 const INDEX_SHIFT: u32 = 16;
 
@@ -32,6 +42,10 @@ pub(crate) fn make_key(index: u32, low: u32) -> u32 {
 
 /// In `MrCore::windows`: the MR is deregistered, no window may be bound.
 const DEREGISTERED: u32 = 1 << 31;
+
+/// The bits of a fast-registration MR's key that its consumer chooses
+/// (`ib_update_fast_reg_key`).
+const CONSUMER_BITS: u32 = 0xff;
 
 /// The access rights rroce implements.
 const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
@@ -54,19 +68,55 @@ pub(crate) struct Mr {
 }
 
 /// What the data path uses of an MR. Work requests in flight hold it, so
-/// its pages stay pinned until they are done even if it is deregistered.
+/// a user MR's pages stay pinned until they are done even if it is
+/// deregistered; a fast-registration MR's pages are the consumer's, and
+/// nothing touches them once it is invalidated.
 pub(crate) struct MrCore {
-    umem: Umem,
-    /// The address work requests and peers name the first byte by.
-    iova: u64,
-    /// The access rights and PD, which a reregistration may change.
-    access: AtomicU32,
-    key: u32,
     pd: AtomicU32,
-    /// Whether the pages were pinned writable.
-    writable: bool,
     /// The memory windows bound to it, or `DEREGISTERED`.
     windows: AtomicU32,
+    region: Region,
+}
+
+/// An MR's memory and the key and rights it is reached with.
+enum Region {
+    /// User memory, pinned for the life of the MR; its key never changes.
+    User {
+        umem: Umem,
+        /// The address work requests and peers name the first byte by.
+        iova: u64,
+        key: u32,
+        /// The rights, which a reregistration may change.
+        access: AtomicU32,
+        /// Whether the pages were pinned writable.
+        writable: bool,
+    },
+    /// A kernel consumer's fast-registration MR.
+    Fast(Pin<KBox<SpinLock<FastRegion>>>),
+}
+
+/// A fast-registration MR's state. Every copy to or from its pages is made
+/// under the lock, so that once an invalidation has taken it, no copy is
+/// running or will run.
+struct FastRegion {
+    /// The key now: the index never changes, the consumer's bits may.
+    key: u32,
+    /// What `ib_map_mr_sg` mapped last.
+    pages: KernelPages,
+    /// Registered (valid): peers and work requests may use it.
+    valid: bool,
+    /// While valid: the address of the first byte, and the rights.
+    iova: u64,
+    access: Access,
+}
+
+impl FastRegion {
+    /// The offset of the `len` bytes at `va`, if they are all in the
+    /// registered memory.
+    fn offset_of(&self, va: u64, len: u64) -> Option<usize> {
+        let offset = va.checked_sub(self.iova)?;
+        (offset.checked_add(len)? <= self.pages.len() as u64).then_some(offset as usize)
+    }
 }
 
 /// Why a key and range were refused.
@@ -98,22 +148,68 @@ impl Mr {
         let umem = Umem::pin(dev, region.start, region.length, region.access)?;
         let (_, core) = mrs.add(|index| {
             let core = MrCore {
-                umem,
-                iova: region.iova,
-                access: AtomicU32::new(region.access.bits()),
-                key: make_key(index, random_u32()),
                 pd: AtomicU32::new(pd.get()),
-                writable: region.access.is_writable(),
                 windows: AtomicU32::new(0),
+                region: Region::User {
+                    umem,
+                    iova: region.iova,
+                    key: make_key(index, random_u32()),
+                    access: AtomicU32::new(region.access.bits()),
+                    writable: region.access.is_writable(),
+                },
             };
             Ok(Arc::new(core, GFP_KERNEL)?)
         })?;
-        let key = core.key;
+        Ok(Self::with_keys(core))
+    }
+
+    /// A fast-registration MR among `mrs` in PD `pd`, of at most
+    /// `max_pages` pages: invalid, with no memory, until a work request
+    /// registers what `ib_map_mr_sg` mapped.
+    pub(crate) fn alloc_fast(
+        mrs: &Pool<MrCore>,
+        pd: PdNum,
+        max_pages: u32,
+    ) -> Result<(Self, MrKeys)> {
+        if max_pages == 0 || max_pages > MAX_FAST_REG_PAGES {
+            return Err(EINVAL);
+        }
+        let pages = KernelPages::with_capacity(max_pages as usize)?;
+        let (_, core) = mrs.add(|index| {
+            let fast = FastRegion {
+                key: make_key(index, random_u32()),
+                pages,
+                valid: false,
+                iova: 0,
+                access: Access::from_bits(0),
+            };
+            let core = MrCore {
+                pd: AtomicU32::new(pd.get()),
+                windows: AtomicU32::new(0),
+                region: Region::Fast(KBox::pin_init(new_spinlock!(fast), GFP_KERNEL)?),
+            };
+            Ok(Arc::new(core, GFP_KERNEL)?)
+        })?;
+        Ok(Self::with_keys(core))
+    }
+
+    /// The MR for `core`, with its keys.
+    fn with_keys(core: Arc<MrCore>) -> (Self, MrKeys) {
+        let key = core.key();
         let keys = MrKeys {
             lkey: key,
             rkey: key,
         };
-        Ok((Self { core: Some(core) }, keys))
+        (Self { core: Some(core) }, keys)
+    }
+
+    /// Lends `map` the page list of a fast-registration MR to fill; what
+    /// it maps is what the next registration gives the MR.
+    pub(crate) fn map(&self, map: impl FnOnce(&mut KernelPages) -> Result<u32>) -> Result<u32> {
+        match self.core.as_deref().map(|c| &c.region) {
+            Some(Region::Fast(fast)) => map(&mut fast.lock().pages),
+            _ => Err(EINVAL),
+        }
     }
 
     /// The DMA MR of a kernel consumer: local rights only, as the kernel's
@@ -133,14 +229,22 @@ impl Mr {
     /// for pages that were pinned read-only need new pages: `EOPNOTSUPP`.
     pub(crate) fn rereg(&self, pd: Option<PdNum>, access: Option<Access>) -> Result {
         let core = self.core.as_ref().ok_or_else(eopnotsupp)?;
+        let Region::User {
+            access: rights,
+            writable,
+            ..
+        } = &core.region
+        else {
+            return Err(EINVAL);
+        };
         if let Some(access) = access {
             if !SUPPORTED_ACCESS.contains(access) {
                 return Err(eopnotsupp());
             }
-            if access.is_writable() && !core.writable {
+            if access.is_writable() && !writable {
                 return Err(eopnotsupp());
             }
-            core.access.store(access.bits(), Ordering::Release);
+            rights.store(access.bits(), Ordering::Release);
         }
         if let Some(pd) = pd {
             // Its windows belong to the old PD.
@@ -152,9 +256,10 @@ impl Mr {
         Ok(())
     }
 
-    /// Withdraws the keys; the pages are unpinned once the last work
-    /// request using them is done. `EBUSY` while memory windows are bound
-    /// to it (IBA 10.6.7.2.6).
+    /// Withdraws the keys; a user MR's pages are unpinned once the last
+    /// work request using them is done, a fast-registration MR's are not
+    /// touched again. `EBUSY` while memory windows are bound to it (IBA
+    /// 10.6.7.2.6).
     pub(crate) fn deregister(&self, mrs: &Pool<MrCore>) -> Result {
         let Some(core) = &self.core else {
             return Ok(());
@@ -162,15 +267,62 @@ impl Mr {
         core.windows
             .compare_exchange(0, DEREGISTERED, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EBUSY)?;
-        mrs.remove(key_index(core.key));
+        mrs.remove(key_index(core.key()));
+        if let Region::Fast(fast) = &core.region {
+            fast.lock().valid = false;
+        }
         Ok(())
     }
+}
+
+/// Registers what a fast-registration MR mapped, for a QP in PD `pd`, as
+/// `reg` asks (IBA 10.6.3.2, and as the C rxe checks): the MR must be in
+/// the QP's PD and invalid, and only the consumer's bits of its key may
+/// change.
+pub(crate) fn fast_register(mrs: &Pool<MrCore>, pd: PdNum, reg: &FastReg) -> Result<(), MrError> {
+    let mr = mrs.get(key_index(reg.key)).ok_or(MrError::Key)?;
+    let Region::Fast(fast) = &mr.region else {
+        return Err(MrError::Key);
+    };
+    let access = Access::from_bits(reg.access);
+    if mr.pd() != pd || !SUPPORTED_ACCESS.contains(access) {
+        return Err(MrError::Access);
+    }
+    let mut f = fast.lock();
+    if f.valid || (f.key & !CONSUMER_BITS) != (reg.key & !CONSUMER_BITS) {
+        return Err(MrError::Key);
+    }
+    f.key = reg.key;
+    f.iova = reg.iova;
+    f.access = access;
+    f.valid = true;
+    Ok(())
+}
+
+/// Invalidates the fast-registration MR `key` names, for a QP in PD `pd`
+/// (`IB_WR_LOCAL_INV`, or a peer's SEND with Invalidate): from now on its
+/// key names nothing and its pages are not touched. Fails for any other
+/// MR, a stale key, or an MR with windows bound.
+pub(crate) fn invalidate(mrs: &Pool<MrCore>, pd: PdNum, key: u32) -> Result<(), MrError> {
+    let mr = mrs.get(key_index(key)).ok_or(MrError::Key)?;
+    let Region::Fast(fast) = &mr.region else {
+        return Err(MrError::Key);
+    };
+    if mr.pd() != pd || mr.windows.load(Ordering::Acquire) != 0 {
+        return Err(MrError::Access);
+    }
+    let mut f = fast.lock();
+    if f.key != key {
+        return Err(MrError::Key);
+    }
+    f.valid = false;
+    Ok(())
 }
 
 /// Finds the MR `key` names among `mrs`, in PD `pd`.
 pub(crate) fn find(mrs: &Pool<MrCore>, key: u32, pd: PdNum) -> Result<Arc<MrCore>, MrError> {
     mrs.get(key_index(key))
-        .filter(|mr| mr.key == key && mr.pd() == pd)
+        .filter(|mr| mr.key() == key && mr.pd() == pd)
         .ok_or(MrError::Key)
 }
 
@@ -185,17 +337,50 @@ pub(crate) fn lookup(
     len: u64,
 ) -> Result<(Arc<MrCore>, usize), MrError> {
     let mr = find(mrs, key, pd)?;
-    if !mr.access().contains(access) {
-        return Err(MrError::Access);
-    }
-    let offset = mr.offset_of(va, len).ok_or(MrError::Range)?;
+    let offset = match &mr.region {
+        Region::User { .. } => {
+            if !mr.access().contains(access) {
+                return Err(MrError::Access);
+            }
+            mr.offset_of(va, len).ok_or(MrError::Range)?
+        }
+        // Key, validity, rights and range at one moment.
+        Region::Fast(fast) => {
+            let f = fast.lock();
+            if !f.valid || f.key != key {
+                return Err(MrError::Key);
+            }
+            if !f.access.contains(access) {
+                return Err(MrError::Access);
+            }
+            f.offset_of(va, len).ok_or(MrError::Range)?
+        }
+    };
     Ok((mr, offset))
 }
 
 impl MrCore {
+    /// Its key now.
+    fn key(&self) -> u32 {
+        match &self.region {
+            Region::User { key, .. } => *key,
+            Region::Fast(fast) => fast.lock().key,
+        }
+    }
+
     /// The rights it grants now.
     pub(crate) fn access(&self) -> Access {
-        Access::from_bits(self.access.load(Ordering::Acquire))
+        match &self.region {
+            Region::User { access, .. } => Access::from_bits(access.load(Ordering::Acquire)),
+            Region::Fast(fast) => {
+                let f = fast.lock();
+                if f.valid {
+                    f.access
+                } else {
+                    Access::from_bits(0)
+                }
+            }
+        }
     }
 
     /// The PD it belongs to now.
@@ -205,12 +390,24 @@ impl MrCore {
 
     /// The offset of the `len` bytes at `va`, if they are all in the MR.
     pub(crate) fn offset_of(&self, va: u64, len: u64) -> Option<usize> {
-        let offset = va.checked_sub(self.iova)?;
-        (offset.checked_add(len)? <= self.umem.len() as u64).then_some(offset as usize)
+        match &self.region {
+            Region::User { umem, iova, .. } => {
+                let offset = va.checked_sub(*iova)?;
+                (offset.checked_add(len)? <= umem.len() as u64).then_some(offset as usize)
+            }
+            Region::Fast(fast) => {
+                let f = fast.lock();
+                f.valid.then(|| f.offset_of(va, len)).flatten()
+            }
+        }
     }
 
-    /// Counts a window bound to it; `false` once it is deregistered.
+    /// Counts a window bound to it; `false` once it is deregistered, and
+    /// for fast-registration MRs, which kernel consumers do not bind to.
     pub(crate) fn hold_window(&self) -> bool {
+        if matches!(self.region, Region::Fast(_)) {
+            return false;
+        }
         self.windows
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n & DEREGISTERED == 0).then_some(n + 1)
@@ -225,16 +422,47 @@ impl MrCore {
 
     /// Copies `src` to `offset`, which `lookup` checked.
     pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), MrError> {
-        self.umem.write(offset, src).map_err(|_| MrError::Range)
+        match &self.region {
+            Region::User { umem, .. } => umem.write(offset, src),
+            Region::Fast(fast) => {
+                let f = fast.lock();
+                Self::valid(&f)?.write(offset, src)
+            }
+        }
+        .map_err(|_| MrError::Range)
     }
 
     /// Copies from `offset`, which `lookup` checked, into `dst`.
     pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), MrError> {
-        self.umem.read(offset, dst).map_err(|_| MrError::Range)
+        match &self.region {
+            Region::User { umem, .. } => umem.read(offset, dst),
+            Region::Fast(fast) => {
+                let f = fast.lock();
+                Self::valid(&f)?.read(offset, dst)
+            }
+        }
+        .map_err(|_| MrError::Range)
     }
 
     /// Runs an atomic on the 8 bytes at `offset`; returns the old value.
     pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64, MrError> {
-        self.umem.atomic(offset, op).map_err(|_| MrError::Range)
+        match &self.region {
+            Region::User { umem, .. } => umem.atomic(offset, op),
+            Region::Fast(fast) => {
+                let f = fast.lock();
+                Self::valid(&f)?.atomic(offset, op)
+            }
+        }
+        .map_err(|_| MrError::Range)
+    }
+
+    /// A fast-registration MR's pages, while it is valid: an invalidation
+    /// since the lookup ends the access.
+    fn valid(f: &FastRegion) -> Result<&KernelPages, MrError> {
+        if f.valid {
+            Ok(&f.pages)
+        } else {
+            Err(MrError::Key)
+        }
     }
 }

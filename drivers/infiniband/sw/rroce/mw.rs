@@ -192,15 +192,21 @@ pub(crate) fn bind(keys: Keys<'_>, qp: ForQp, bind: &MwBind) -> Result<(), Refus
     Ok(())
 }
 
+/// Invalidates what `key` names for `qp`: a type 2 window, or a kernel
+/// consumer's fast-registration MR; by a local work request, or by a
+/// peer's SEND with Invalidate (`remote`).
+pub(crate) fn invalidate(keys: Keys<'_>, qp: ForQp, key: u32, remote: bool) -> Result<(), Refused> {
+    if is_mw_key(key) {
+        invalidate_mw(keys.mws, qp, key, remote)
+    } else {
+        mr::invalidate(keys.mrs, qp.pd, key).map_err(|_| Refused)
+    }
+}
+
 /// Unbinds the type 2 window `rkey` names, for `qp` (LOCAL_INV) or for a
 /// peer's SEND with Invalidate to `qp` (`remote`), which must be the QP the
 /// window is bound to.
-pub(crate) fn invalidate(
-    mws: &Pool<MwCore>,
-    qp: ForQp,
-    rkey: u32,
-    remote: bool,
-) -> Result<(), Refused> {
+fn invalidate_mw(mws: &Pool<MwCore>, qp: ForQp, rkey: u32, remote: bool) -> Result<(), Refused> {
     let mw = find(mws, rkey).ok_or(Refused)?;
     if mw.mw_type != MwType::Type2 || mw.pd != qp.pd {
         return Err(Refused);

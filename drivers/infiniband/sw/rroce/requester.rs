@@ -15,7 +15,7 @@ use crate::kernel_ext::{
     rdma::{Access, QpState, QpType, SendData, SendWqe},
 };
 use crate::limits::MAX_MSG_SIZE;
-use crate::mr::MrError;
+use crate::mr::{self, MrError};
 use crate::mw;
 use crate::proto::{
     cqe::{WcOpcode, WcStatus},
@@ -135,11 +135,15 @@ fn take(
 
 /// Carries out a memory window bind or a local invalidation.
 fn local_op(dev: &impl Services, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcStatus> {
-    match &wqe.mw {
-        Some(bind) => mw::bind(dev.keys(), qp.for_mw(), bind).map_err(|_| WcStatus::MwBindErr),
-        // Only type 2 windows can be invalidated: user MRs cannot.
-        None => mw::invalidate(dev.keys().mws, qp.for_mw(), wqe.ex, false)
-            .map_err(|_| WcStatus::LocQpOpErr),
+    match (&wqe.mw, &wqe.reg) {
+        (Some(bind), _) => mw::bind(dev.keys(), qp.for_mw(), bind).map_err(|_| WcStatus::MwBindErr),
+        (None, Some(reg)) => {
+            mr::fast_register(dev.keys().mrs, qp.pd, reg).map_err(|_| WcStatus::LocQpOpErr)
+        }
+        // Type 2 windows and fast-registration MRs: user MRs cannot be.
+        (None, None) => {
+            mw::invalidate(dev.keys(), qp.for_mw(), wqe.ex, false).map_err(|_| WcStatus::LocQpOpErr)
+        }
     }
 }
 

@@ -292,7 +292,7 @@ fn execute(
                 if let Some(ieth) = pkt.headers.ext.ieth {
                     // As the C rxe: the receive completes in error, and
                     // the peer is told its request was invalid.
-                    mw::invalidate(dev.keys().mws, qp.for_mw(), ieth.rkey, true)
+                    mw::invalidate(dev.keys(), qp.for_mw(), ieth.rkey, true)
                         .map_err(|_| Refusal::Local(WcStatus::RemInvReqErr))?;
                 }
                 finish_recv(qp, inner, pkt, WcOpcode::Recv, None);

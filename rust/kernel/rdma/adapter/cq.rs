@@ -114,14 +114,14 @@ impl<T: Driver> Adapter<T> {
         const BATCH: usize = 16;
         let want = usize::try_from(num).unwrap_or(0);
         let mut done = 0;
-        let mut buf = [[0u8; KERNEL_WC_SIZE as usize]; BATCH];
+        let mut buf = [KernelWc::default(); BATCH];
         while done < want {
             let n = (want - done).min(BATCH);
             // SAFETY: The CQ is ours and alive during the call.
             let got = T::poll_cq(&unsafe { CqObject::<T>::data(cq) }.data, &mut buf[..n]);
-            for b in &buf[..got] {
+            for c in &buf[..got] {
                 // SAFETY: The caller gave room for `num` completions.
-                kverbs::write_wc(b, unsafe { &mut *wc.add(done) });
+                kverbs::write_wc(c, unsafe { &mut *wc.add(done) });
                 done += 1;
             }
             if got < n {

@@ -31,9 +31,14 @@ use super::{
     work::QpHandle,
     Access, Av, CqAttr, Driver, LinkLayer, MwType, QpChange, QpCqs, QpInit, UData, UserRegion,
 };
-use crate::{bindings, kernel_ext::net::SkBuff, proto::cqe::KERNEL_WC_SIZE};
+use crate::{bindings, kernel_ext::net::SkBuff, proto::cqe::KernelWc};
 use core::{marker::PhantomData, mem::offset_of, ptr::addr_of_mut};
-use kernel::{error::from_result, ffi, new_mutex, prelude::*, sync::Arc};
+use kernel::{
+    error::{from_result, to_result},
+    ffi, new_mutex,
+    prelude::*,
+    sync::Arc,
+};
 
 /// How many packets the receive work handles before it yields the CPU.
 const RX_BUDGET: usize = 64;
@@ -72,6 +77,8 @@ impl<T: Driver> Adapter<T> {
         rereg_user_mr: Some(Self::rereg_user_mr),
         get_dma_mr: Some(Self::get_dma_mr),
         reg_user_mr: Some(Self::reg_user_mr),
+        alloc_mr: Some(Self::alloc_mr),
+        map_mr_sg: Some(Self::map_mr_sg),
         dereg_mr: Some(Self::dereg_mr),
         alloc_mw: Some(Self::alloc_mw),
         dealloc_mw: Some(Self::dealloc_mw),

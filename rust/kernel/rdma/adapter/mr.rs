@@ -108,7 +108,62 @@ impl<T: Driver> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by ib_core, once, for an MR `reg_user_mr` returned.
+    /// Called by ib_core, with valid arguments, for a PD of our devices.
+    pub(super) unsafe extern "C" fn alloc_mr(
+        pd: *mut bindings::ib_pd,
+        mr_type: bindings::ib_mr_type,
+        max_num_sg: u32,
+    ) -> *mut bindings::ib_mr {
+        let mr = if mr_type == bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+            // SAFETY: The PD is ours, alive, with initialised data, during
+            // the call.
+            let (dev, pd_data) = unsafe { (Self::device((*pd).device), PdObject::<T>::data(pd)) };
+            T::alloc_mr(dev, pd_data, max_num_sg).and_then(|(data, keys)| {
+                let mr = MrObject::<T>::new_boxed(data)?;
+                // SAFETY: Just allocated; ib_core fills in the rest on return.
+                unsafe {
+                    (*mr).lkey = keys.lkey;
+                    (*mr).rkey = keys.rkey;
+                }
+                Ok(mr)
+            })
+        } else {
+            // Gapped and integrity MRs are not supported.
+            Err(EINVAL)
+        };
+        match mr {
+            Ok(mr) => mr,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core (`ib_map_mr_sg`) for an MR `alloc_mr` returned,
+    /// with a scatterlist DMA-mapped for this device.
+    pub(super) unsafe extern "C" fn map_mr_sg(
+        mr: *mut bindings::ib_mr,
+        sg: *mut bindings::scatterlist,
+        sg_nents: ffi::c_int,
+        sg_offset: *mut ffi::c_uint,
+    ) -> ffi::c_int {
+        // SAFETY: The MR is ours and alive during the call.
+        let data = unsafe { MrObject::<T>::data(mr) };
+        let mapped = T::map_mr_sg(data, |pages| {
+            // SAFETY: The caller's guarantees, passed on.
+            let n = unsafe { pages.map_sg(mr, sg, sg_nents, sg_offset) };
+            to_result(n).map(|()| n as u32)
+        });
+        match mapped {
+            Ok(n) => n as ffi::c_int,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, once, for an MR `reg_user_mr`, `get_dma_mr` or
+    /// `alloc_mr` returned.
     pub(super) unsafe extern "C" fn dereg_mr(
         mr: *mut bindings::ib_mr,
         _udata: *mut bindings::ib_udata,

@@ -63,6 +63,7 @@ pub(crate) enum WcOpcode {
     FetchAdd = 4,
     BindMw = 5,
     LocalInv = 6,
+    RegMr = 10,
     Recv = 1 << 7,
     RecvWriteImm = (1 << 7) + 1,
 }
@@ -78,6 +79,7 @@ impl From<WrOpcode> for WcOpcode {
             WrOpcode::FetchAdd => Self::FetchAdd,
             WrOpcode::LocalInv => Self::LocalInv,
             WrOpcode::BindMw => Self::BindMw,
+            WrOpcode::RegMr => Self::RegMr,
         }
     }
 }
@@ -174,7 +176,7 @@ impl<Q> Wc<Q> {
 /// A kernel CQ's element read back: the fields `struct ib_wc` takes, as
 /// numbers. The kernel wrote the element, so it is not parsed with
 /// suspicion; only the kernel side turns `qp` back into a QP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct KernelWc {
     pub(crate) wr_id: u64,
     pub(crate) status: u32,
@@ -258,6 +260,7 @@ mod tests {
         assert_eq!(WcOpcode::from(WrOpcode::SendInv), WcOpcode::Send);
         assert_eq!(WcOpcode::from(WrOpcode::WriteImm), WcOpcode::Write);
         assert_eq!(WcOpcode::from(WrOpcode::BindMw), WcOpcode::BindMw);
+        assert_eq!(WcOpcode::from(WrOpcode::RegMr), WcOpcode::RegMr);
     }
 
     #[test]

@@ -189,10 +189,14 @@ pub(crate) enum WrOpcode {
     LocalInv = 7,
     BindMw = 8,
     SendInv = 9,
+    /// Fast registration of an MR, for kernel consumers only
+    /// (`IB_WR_REG_MR`): no ring element carries it.
+    RegMr = 0x20,
 }
 
 impl WrOpcode {
-    /// Every operation, in the order of their values.
+    /// Every operation a ring element may carry, in the order of their
+    /// values.
     pub(crate) const ALL: [Self; 10] = [
         Self::Write,
         Self::WriteImm,
@@ -206,14 +210,14 @@ impl WrOpcode {
         Self::SendInv,
     ];
 
-    /// The operation numbered `op`, if rroce carries it out.
+    /// The operation numbered `op`, if a ring element may carry it.
     pub(crate) fn from_raw(op: u32) -> Option<Self> {
         Self::ALL.get(usize::try_from(op).ok()?).copied()
     }
 
     /// Whether the device carries it out itself, sending nothing.
     pub(crate) fn is_local(self) -> bool {
-        matches!(self, Self::LocalInv | Self::BindMw)
+        matches!(self, Self::LocalInv | Self::BindMw | Self::RegMr)
     }
 
     /// Whether it is an atomic operation, whose operands are laid out apart.
@@ -234,6 +238,15 @@ pub(crate) struct MwBind {
     pub(crate) mw_rkey: u32,
     pub(crate) new_rkey: u32,
     pub(crate) access: u32,
+}
+
+/// A fast registration (`struct ib_reg_wr`): the MR its key's index names
+/// takes the key, the rights and the start address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FastReg {
+    pub(crate) key: u32,
+    pub(crate) access: u32,
+    pub(crate) iova: u64,
 }
 
 /// Where a send's data comes from, in a ring element.
@@ -270,6 +283,8 @@ pub(crate) struct SendWqe<D, A> {
     pub(crate) av: Option<A>,
     /// A memory window bind.
     pub(crate) mw: Option<MwBind>,
+    /// A fast registration.
+    pub(crate) reg: Option<FastReg>,
     /// The message length, which the data must add up to.
     pub(crate) length: u32,
     pub(crate) data: D,
@@ -299,6 +314,7 @@ impl<D, A> SendWqe<D, A> {
             ah_num: 0,
             av: None,
             mw: None,
+            reg: None,
             length,
             data,
         }
@@ -320,6 +336,7 @@ impl<D, A> SendWqe<D, A> {
             ah_num,
             av,
             mw,
+            reg,
             length,
             data,
         } = self;
@@ -337,6 +354,7 @@ impl<D, A> SendWqe<D, A> {
             ah_num,
             av,
             mw,
+            reg,
             length,
             data: f(data)?,
         })
@@ -572,5 +590,7 @@ mod tests {
             assert_eq!(WrOpcode::from_raw(op as u32), Some(op));
         }
         assert_eq!(WrOpcode::from_raw(WrOpcode::ALL.len() as u32), None);
+        // Fast registration is for kernel consumers: no ring carries it.
+        assert_eq!(WrOpcode::from_raw(WrOpcode::RegMr as u32), None);
     }
 }
