@@ -49,6 +49,7 @@ PACKAGES=(
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	libibverbs-dev librdmacm-dev
 	iproute2 iperf3 procps
+	fio nfs-kernel-server
 )
 missing=()
 for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done

@@ -50,9 +50,9 @@ has_caps() {
 	done
 }
 grep -Eq 'max_sge_rd:[[:space:]]+32$' <<<"$info" &&
-	has_caps MEM_WINDOW RC_RNR_NAK_GEN PORT_ACTIVE_EVENT SYS_IMAGE_GUID
-ktap_result $? "ibv_devinfo -v: max_sge_rd 32; MEM_WINDOW, RC_RNR_NAK_GEN," \
-	"PORT_ACTIVE_EVENT, SYS_IMAGE_GUID among the capabilities"
+	has_caps MEM_WINDOW MEM_MGT_EXTENSIONS RC_RNR_NAK_GEN PORT_ACTIVE_EVENT SYS_IMAGE_GUID
+ktap_result $? "ibv_devinfo -v: max_sge_rd 32; MEM_WINDOW, MEM_MGT_EXTENSIONS," \
+	"RC_RNR_NAK_GEN, PORT_ACTIVE_EVENT, SYS_IMAGE_GUID among the capabilities"
 
 grep -Eq 'GID\[ *[0-9]+\]:.*::ffff:192\.0\.2\.1, RoCE v2' <<<"$info" &&
 	grep -Eq 'GID\[ *[0-9]+\]:.*2001:db8::1, RoCE v2' <<<"$info"
