@@ -6,18 +6,37 @@
 # of the client's memory); the client in VM 2 mounts it with proto=rdma
 # (xprtrdma: fast-registered memory, LOCAL_INV).  The client writes files
 # of several sizes, mounts again so that nothing is served from its cache,
-# and reads them back; both sides checksum what they hold.
+# and reads them back; both sides checksum what they hold.  Then each side
+# deletes its device under the live mount, in bounded time, and adds a
+# fresh one, over which the mount reads on.
 
 . "$(dirname "$0")/lib.sh"
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 vm_main 2
 
 require_cmd rpc.nfsd rpc.mountd rpcbind exportfs mount.nfs sha256sum rdma
-ktap_plan 5
+ktap_plan $((RROCE_VM == 1 ? 6 : 8))
 
 EXPORT=/srv/rroce
 MNT=/mnt/rroce
 SIZES="4096 65536 1048576 16777216"
+
+# renew_device WHO: delete rroce0 under the live mount (within 60 s), add a
+# fresh one.
+renew_device() {
+	local t=$SECONDS
+	timeout 60 rdma link delete rroce0
+	ktap_result $? "$1: rroce0 deleted under the live mount, in $((SECONDS - t)) s"
+	rdma link add rroce0 type rroce netdev eth0
+}
+
+# read_on: read the 1 MiB file back past the page cache; the mount
+# reconnects over the fresh device.
+read_on() {
+	local sum
+	sum=$(timeout 180 dd if=$MNT/file.1048576 iflag=direct bs=64k status=none | sha256sum) &&
+		[ "${sum%% *}" = "$(grep file.1048576 "$RROCE_SHARED/client.sums" | cut -d' ' -f1)" ]
+}
 
 load_rroce && rdma link add rroce0 type rroce netdev eth0
 ktap_result $? "rroce0 on eth0"
@@ -36,7 +55,9 @@ if [ "$RROCE_VM" = 1 ]; then
 		cmp /tmp/server.sums "$RROCE_SHARED/client.sums"
 	ktap_result $? "server: the files it holds are the ones the client wrote"
 	vm_signal checked
-	vm_wait unmounted
+	vm_wait client-back 300 && renew_device server
+	vm_signal server-back
+	vm_wait unmounted 300
 	rpc.nfsd 0 && exportfs -ua && umount /proc/fs/nfsd $EXPORT
 	ktap_result $? "server: stopped"
 else
@@ -56,7 +77,11 @@ else
 		cmp /tmp/read.sums "$RROCE_SHARED/client.sums" || ok=1
 	ktap_result $ok "client: files of 4 KiB to 16 MiB written, read back from a new mount, equal"
 	vm_signal written
-	vm_wait checked
+	vm_wait checked && renew_device client && read_on
+	ktap_result $? "client: the mount reads on over the fresh rroce0"
+	vm_signal client-back
+	vm_wait server-back 300 && read_on
+	ktap_result $? "client: the mount reads on over the server's fresh rroce0"
 	umount $MNT
 	ktap_result $? "client: unmounted"
 	vm_signal unmounted

@@ -9,16 +9,22 @@
 # RDMA READ and WRITE.  fio writes 64 MiB of random data with O_DIRECT in
 # sizes from 4 KiB to 1 MiB from four jobs at once, then reads it back and
 # checks every block.  Rounds: rroce on both sides, then the target on the
-# C rdma_rxe with the host on rroce, then the reverse.
+# C rdma_rxe with the host on rroce, then the reverse; then rroce on both
+# sides over a link that loses and reorders (16 MiB); then the life cycle:
+# the host's device deleted under a live controller, the target's module
+# removed under a configured port, each in bounded time and without a
+# kernel report, and fresh devices carrying a new connection.
 
 . "$(dirname "$0")/lib.sh"
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 vm_main 2
 
-require_cmd fio rdma
-ktap_plan 12
+require_cmd fio tc rdma
+modprobe sch_netem || ktap_skip_all "no sch_netem"
+ktap_plan $((RROCE_VM == 1 ? 22 : 24))
 
 NQN=nqn.2026-11.dev.rroce:test
+BAD_LINK="delay 1ms reorder 10% 50% loss 1%"
 CFS=/sys/kernel/config/nvmet
 
 # target_up: export /dev/nullb0 as $NQN on port 4420 of our address.
@@ -73,43 +79,106 @@ host_disconnect() {
 	modprobe -r nvme-rdma nvme-fabrics
 }
 
-# round TARGET_DRIVER HOST_DRIVER: one connection, 64 MiB through it.
+# write_check MIB: fio writes MIB MiB to the namespace in 4 KiB..1 MiB
+# pieces from 4 jobs, reads it back and checks every block.
+write_check() {
+	timeout 600 fio --name=rroce --filename="$NS" --direct=1 \
+		--ioengine=psync --rw=write --bsrange=4k-1m \
+		--size=$(($1 / 4))m --numjobs=4 --offset_increment=$(($1 / 4))m \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		>/tmp/fio.out 2>&1 && return
+	grep -v "multiple writers" /tmp/fio.out | tail -5 | sed 's/^/#   /'
+	return 1
+}
+
+# round TARGET_DRIVER HOST_DRIVER [MIB [NETEM]]: one connection, MIB MiB
+# (default 64) through it, over a link netem makes NETEM if given.
 round() {
-	local mine=$1 dev
+	local mine=$1 mib=${3:-64} tag=$1-$2-${3:-64} dev
 	[ "$RROCE_VM" = 2 ] && mine=$2
 	driver_up $mine
 	ktap_result $? "$DEV on eth0 (target: $1, host: $2)"
 	dev=$DEV
+	if [ -n "${4:-}" ]; then
+		tc qdisc add dev eth0 root netem $4
+		ktap_result $? "eth0: netem $4"
+	fi
 	if [ "$RROCE_VM" = 1 ]; then
 		target_up
 		ktap_result $? "target: $NQN on $RROCE_IP4:4420 over $dev"
-		vm_signal "target-$1-$2"
-		vm_wait "host-done-$1-$2"
-		# 64 MiB read from the host, in RDMA READ responses of at most
-		# 4 KiB: at least 16384 packets arrived.
-		[ "$(link_counter $dev rcvd_pkts)" -ge 16384 ]
+		vm_signal "target-$tag"
+		vm_wait "host-done-$tag"
+		# MIB MiB read from the host, in RDMA READ responses of at most
+		# 4 KiB: at least 256 packets a MiB arrived.
+		[ "$(link_counter $dev rcvd_pkts)" -ge $((mib * 256)) ]
 		ktap_result $? "target: $(link_counter $dev rcvd_pkts) packets received"
 		target_down
 		ktap_result $? "target: taken down after the host left"
 	else
-		vm_wait "target-$1-$2" && host_connect
+		vm_wait "target-$tag" && host_connect
 		ktap_result $? "host: connected over $dev"
-		run timeout 600 fio --name=rroce --filename="$NS" --direct=1 \
-			--ioengine=psync --rw=write --bsrange=4k-1m \
-			--size=16m --numjobs=4 --offset_increment=16m \
-			--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
-			--group_reporting
-		ktap_result $? "host: 64 MiB written in 4 KiB..1 MiB pieces by 4 jobs, read back, every block checked"
+		write_check $mib
+		ktap_result $? "host: $mib MiB written in 4 KiB..1 MiB pieces by 4 jobs, read back, every block checked"
 		host_disconnect
 		ktap_result $? "host: disconnected"
-		vm_signal "host-done-$1-$2"
+		vm_signal "host-done-$tag"
 	fi
+	[ -n "${4:-}" ] && tc qdisc del dev eth0 root
 	show_link_stats $dev
 	driver_down $mine
-	vm_signal "unloaded-$1-$2" && vm_wait "unloaded-$1-$2"
+	vm_signal "unloaded-$tag" && vm_wait "unloaded-$tag"
+}
+
+# life_cycle: rroce on both sides. The host's device is deleted under a
+# live controller, which nvme-rdma must let go of; then the target's module
+# is removed under its configured port; fresh devices on both sides then
+# carry a new connection.
+life_cycle() {
+	local t
+	driver_up rroce
+	ktap_result $? "rroce0 on eth0 (life cycle)"
+	if [ "$RROCE_VM" = 1 ]; then
+		target_up
+		ktap_result $? "target: $NQN on $RROCE_IP4:4420 over rroce0"
+		vm_signal life-target
+		vm_wait life-host-deleted 300
+		t=$SECONDS
+		timeout 60 rmmod rroce
+		ktap_result $? "target: rmmod rroce with the port configured, in $((SECONDS - t)) s"
+		# nvmet-rdma's port went with the device: it is set up again.
+		load_rroce && rdma link add rroce0 type rroce netdev eth0 &&
+			target_down && target_up
+		ktap_result $? "target: a fresh rroce0, the port on it"
+		vm_signal life-target-back
+		vm_wait life-host-done 300
+		target_down
+		ktap_result $? "target: taken down after the host left"
+	else
+		vm_wait life-target && host_connect
+		ktap_result $? "host: connected over rroce0"
+		t=$SECONDS
+		timeout 60 rdma link delete rroce0
+		ktap_result $? "host: rroce0 deleted under a live controller, in $((SECONDS - t)) s"
+		! ls /sys/class/nvme/ 2>/dev/null | grep -q nvme
+		ktap_result $? "host: nvme-rdma removed the controller with the device"
+		rmmod rroce
+		vm_signal life-host-deleted
+		vm_wait life-target-back 300 && load_rroce &&
+			rdma link add rroce0 type rroce netdev eth0 && host_connect
+		ktap_result $? "host: a fresh rroce0 connects to the target's fresh one"
+		write_check 4
+		ktap_result $? "host: 4 MiB written, read back, every block checked"
+		host_disconnect
+		ktap_result $? "host: disconnected"
+		vm_signal life-host-done
+	fi
+	show_link_stats rroce0
+	driver_down rroce
 }
 
 round rroce rroce
 round rxe rroce
 round rroce rxe
+round rroce rroce 16 "$BAD_LINK"
+life_cycle
 ktap_finish
