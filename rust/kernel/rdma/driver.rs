@@ -128,8 +128,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
     /// A QP's attributes and capacities.
     fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
-    /// A new shared receive queue for the process `user`; returns its data
-    /// and what it really holds.
+    /// A new shared receive queue, for the process `user` or for a kernel
+    /// consumer (`None`); returns its data and what it really holds.
     fn create_srq(
         dev: &Device<Self>,
         pd: &Self::Pd,
@@ -157,6 +157,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Posts a kernel consumer's receive work request. Callable in any
     /// context.
     fn post_kernel_recv(dev: &Device<Self>, qp: &Self::Qp, wqe: RecvWqe) -> Result;
+    /// Posts a kernel consumer's receive work request to an SRQ. Callable
+    /// in any context.
+    fn post_kernel_srq_recv(srq: &Self::Srq, wqe: RecvWqe) -> Result;
     /// Runs a user QP's send queue: the rxe provider's doorbell, a
     /// POST_SEND command without work requests.
     fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;

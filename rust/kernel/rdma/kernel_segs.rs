@@ -54,7 +54,8 @@ impl KernelSegs {
                 continue;
             }
             if sge.lkey != LOCAL_DMA_LKEY {
-                // Kernel MRs (fast registration) are not supported.
+                // Kernel users name their local memory by the local DMA
+                // lkey; fast-registered MRs are for their peers.
                 return Err(EINVAL);
             }
             len = len.checked_add(sge.length as usize).ok_or(EINVAL)?;

@@ -390,6 +390,10 @@ impl Driver for RroceDevice {
         qp.post_kernel_recv(dev, wqe)
     }
 
+    fn post_kernel_srq_recv(srq: &Srq, wqe: RecvWqe) -> Result {
+        srq.post_kernel(wqe)
+    }
+
     fn post_send(dev: &Device<Self>, qp: &Qp) -> Result {
         qp.post_send(dev)
     }

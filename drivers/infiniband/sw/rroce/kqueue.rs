@@ -80,6 +80,11 @@ impl<T> KernelQueue<T> {
     pub(crate) fn completed(&self) {
         self.outstanding.fetch_sub(1, Ordering::AcqRel);
     }
+
+    /// How many are posted and not completed.
+    pub(crate) fn outstanding(&self) -> u32 {
+        self.outstanding.load(Ordering::Acquire)
+    }
 }
 
 /// A kernel QP's send and receive queues.

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared receive queues: one ring of receive requests that several QPs
-//! take from. The kernel owns the consumer index, under the SRQ's lock, and
-//! moves it when a QP takes a request, since another QP may take the next.
+//! Shared receive queues: receive requests that several QPs take from. A
+//! process's SRQ is a ring; the kernel owns its consumer index, under the
+//! SRQ's lock, and moves it when a QP takes a request, since another QP may
+//! take the next. A kernel consumer's SRQ is a lock-free queue its posts go
+//! onto from any context, which QPs take from under the same lock.
 
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{rxe_abi::CreateSrqResp, RecvWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext},
 };
+use crate::kqueue::{Fifo, KernelQueue};
 use crate::limits::{MAX_QP_WR, MAX_SGE};
 use crate::proto::wqe::{slot_wr_id, RECV_WQE_SIZE, SGE_SIZE};
 use crate::ring::UserRing;
@@ -29,14 +32,18 @@ pub(crate) struct Srq {
 impl Drop for Srq {
     fn drop(&mut self) {
         // QPs may hold the core longer than its user context lives.
-        self.core.ring.withdraw();
+        if let Requests::User { ring, .. } = &self.core.state.lock().requests {
+            ring.withdraw();
+        }
     }
 }
 
 /// What the QPs on an SRQ share.
 #[pin_data]
 pub(crate) struct SrqCore {
-    ring: UserRing,
+    /// A kernel consumer's posts, not yet taken; always empty for a user SRQ.
+    posted: KernelQueue<RecvWqe>,
+    capacity: u32,
     max_sge: u32,
     #[pin]
     state: Mutex<SrqState>,
@@ -44,17 +51,29 @@ pub(crate) struct SrqCore {
 }
 
 struct SrqState {
-    /// The consumer index.
-    head: u32,
     /// The limit event's threshold; 0 when disarmed.
     limit: u32,
-    /// A copy of a ring element.
-    scratch: KVec<u8>,
+    requests: Requests,
+}
+
+/// Where the requests come from.
+enum Requests {
+    /// A ring the process writes.
+    User {
+        ring: UserRing,
+        /// The consumer index.
+        head: u32,
+        /// A copy of a ring element.
+        scratch: KVec<u8>,
+    },
+    /// A kernel consumer's posts, in the order `posted` had them.
+    Kernel(Fifo<RecvWqe>),
 }
 
 impl Srq {
-    /// An SRQ of at least `attr.max_wr` requests for the process `user`,
-    /// whose ring is described in the response.
+    /// An SRQ of at least `attr.max_wr` requests: for the process `user`, a
+    /// ring described in the response; for a kernel consumer, a queue that
+    /// [`Srq::post_kernel`] fills.
     pub(crate) fn create(
         attr: &SrqAttr,
         notifier: Arc<SrqNotifier>,
@@ -67,26 +86,36 @@ impl Srq {
         {
             return Err(EINVAL);
         }
-        // Kernel consumers come with the kernel verbs.
-        let (uctx, udata) = user.ok_or_else(eopnotsupp)?;
         let max_sge = attr.max_sge.max(1);
-        let ring = UserRing::new(uctx, attr.max_wr, RECV_WQE_SIZE + max_sge * SGE_SIZE)?;
-        let num = LAST_SRQ_NUM.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        udata.respond(&CreateSrqResp::new(ring.mapping()?, num))?;
+        let (requests, capacity) = match user {
+            Some((uctx, udata)) => {
+                let ring = UserRing::new(uctx, attr.max_wr, RECV_WQE_SIZE + max_sge * SGE_SIZE)?;
+                let num = LAST_SRQ_NUM.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+                udata.respond(&CreateSrqResp::new(ring.mapping()?, num))?;
+                let scratch = KVec::from_elem(0u8, ring.geometry().elem_size(), GFP_KERNEL)?;
+                let capacity = ring.capacity();
+                let requests = Requests::User {
+                    ring,
+                    head: 0,
+                    scratch,
+                };
+                (requests, capacity)
+            }
+            None => (Requests::Kernel(Fifo::new()), attr.max_wr),
+        };
         let actual = SrqAttr {
-            max_wr: ring.capacity(),
+            max_wr: capacity,
             max_sge,
             limit: attr.limit,
         };
-        let scratch = KVec::from_elem(0u8, ring.geometry().elem_size(), GFP_KERNEL)?;
         let core = Arc::pin_init(
             try_pin_init!(SrqCore {
-                ring,
+                posted: KernelQueue::new(capacity),
+                capacity,
                 max_sge,
                 state <- new_mutex!(SrqState {
-                    head: 0,
                     limit: attr.limit,
-                    scratch,
+                    requests,
                 }),
                 notifier,
             }),
@@ -95,13 +124,19 @@ impl Srq {
         Ok((Self { core }, actual))
     }
 
+    /// Posts a kernel consumer's receive request; `ENOMEM` when full.
+    /// Callable in any context.
+    pub(crate) fn post_kernel(&self, wqe: RecvWqe) -> Result {
+        self.core.posted.post(wqe)
+    }
+
     /// Arms the limit event; resizing is not supported.
     pub(crate) fn modify(&self, attr: &SrqAttr, mask: SrqMask) -> Result {
         if mask.has(SrqMask::MAX_WR) {
             return Err(eopnotsupp());
         }
         if mask.has(SrqMask::LIMIT) {
-            if attr.limit > self.core.ring.capacity() {
+            if attr.limit > self.core.capacity {
                 return Err(EINVAL);
             }
             self.core.state.lock().limit = attr.limit;
@@ -112,7 +147,7 @@ impl Srq {
     /// The attributes.
     pub(crate) fn query(&self) -> SrqAttr {
         SrqAttr {
-            max_wr: self.core.ring.capacity(),
+            max_wr: self.core.capacity,
             max_sge: self.core.max_sge,
             limit: self.core.state.lock().limit,
         }
@@ -141,19 +176,36 @@ impl SrqCore {
         let taken = {
             let mut state = self.state.lock();
             let state = &mut *state;
-            let producer = self.ring.producer();
-            if state.head == producer {
-                return Taken::Empty;
-            }
-            let taken = match self.ring.read(state.head, &mut state.scratch) {
-                Ok(()) => RecvWqe::from_slot(&state.scratch, self.max_sge)
-                    .map_or(Taken::Bad(slot_wr_id(&state.scratch)), Taken::Wqe),
-                Err(_) => Taken::Bad(0),
+            let (taken, left) = match &mut state.requests {
+                Requests::User {
+                    ring,
+                    head,
+                    scratch,
+                } => {
+                    let producer = ring.producer();
+                    if *head == producer {
+                        return Taken::Empty;
+                    }
+                    let taken = match ring.read(*head, scratch) {
+                        Ok(()) => RecvWqe::from_slot(scratch, self.max_sge)
+                            .map_or(Taken::Bad(slot_wr_id(scratch)), Taken::Wqe),
+                        Err(_) => Taken::Bad(0),
+                    };
+                    let geometry = ring.geometry();
+                    *head = geometry.next(*head);
+                    ring.publish_consumer(*head);
+                    (taken, geometry.count(producer, *head))
+                }
+                Requests::Kernel(fifo) => {
+                    let Some(wqe) = self.posted.take(fifo) else {
+                        return Taken::Empty;
+                    };
+                    // Taken off the SRQ: room for another post.
+                    self.posted.completed();
+                    (Taken::Wqe(wqe), self.posted.outstanding())
+                }
             };
-            let geometry = self.ring.geometry();
-            state.head = geometry.next(state.head);
-            self.ring.publish_consumer(state.head);
-            if state.limit != 0 && geometry.count(producer, state.head) < state.limit {
+            if state.limit != 0 && left < state.limit {
                 state.limit = 0;
                 fire = true;
             }

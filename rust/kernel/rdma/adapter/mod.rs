@@ -102,6 +102,7 @@ impl<T: Driver> Adapter<T> {
         modify_srq: Some(Self::modify_srq),
         query_srq: Some(Self::query_srq),
         destroy_srq: Some(Self::destroy_srq),
+        post_srq_recv: Some(Self::post_srq_recv),
         mmap: Some(super::mmap::mmap),
         mmap_free: Some(super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,

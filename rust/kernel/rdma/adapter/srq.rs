@@ -100,4 +100,33 @@ impl<T: Driver> Adapter<T> {
         T::destroy_srq(unsafe { Self::device((*srq).device) }, slot.data);
         0
     }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an SRQ of ours.
+    pub(super) unsafe extern "C" fn post_srq_recv(
+        srq: *mut bindings::ib_srq,
+        mut wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> ffi::c_int {
+        // SAFETY: The SRQ is ours and alive during the call. The rxe
+        // provider posts to a process's SRQ through its ring, never here.
+        let (data, user) = unsafe { (&SrqObject::<T>::data(srq).data, !(*srq).uobject.is_null()) };
+        while !wr.is_null() {
+            let posted = if user {
+                Err(crate::kernel_ext::errno::eopnotsupp())
+            } else {
+                // SAFETY: A kernel consumer's valid receive work request.
+                unsafe { kverbs::recv_wqe(wr) }.and_then(|wqe| T::post_kernel_srq_recv(data, wqe))
+            };
+            if let Err(e) = posted {
+                // SAFETY: `bad_wr` is valid for writes.
+                unsafe { *bad_wr = wr };
+                return e.to_errno();
+            }
+            // SAFETY: A valid chain.
+            wr = unsafe { (*wr).next };
+        }
+        0
+    }
 }

@@ -8,9 +8,10 @@
 # target's SEND with Invalidate); the target reads and writes them with
 # RDMA READ and WRITE.  fio writes 64 MiB of random data with O_DIRECT in
 # sizes from 4 KiB to 1 MiB from four jobs at once, then reads it back and
-# checks every block.  Rounds: rroce on both sides, then the target on the
-# C rdma_rxe with the host on rroce, then the reverse; then rroce on both
-# sides over a link that loses and reorders (16 MiB); then the life cycle:
+# checks every block.  Rounds: rroce on both sides (the target's receives
+# on kernel SRQs), then the target on the C rdma_rxe with the host on
+# rroce, then the reverse; then rroce on both sides over a link that loses
+# and reorders (16 MiB); then the life cycle:
 # the host's device deleted under a live controller, the target's module
 # removed under a configured port, each in bounded time and without a
 # kernel report, and fresh devices carrying a new connection.
@@ -21,16 +22,17 @@ vm_main 2
 
 require_cmd fio tc rdma
 modprobe sch_netem || ktap_skip_all "no sch_netem"
-ktap_plan $((RROCE_VM == 1 ? 22 : 24))
+ktap_plan $((RROCE_VM == 1 ? 23 : 24))
 
 NQN=nqn.2026-11.dev.rroce:test
 BAD_LINK="delay 1ms reorder 10% 50% loss 1%"
 CFS=/sys/kernel/config/nvmet
 
-# target_up: export /dev/nullb0 as $NQN on port 4420 of our address.
+# target_up: export /dev/nullb0 as $NQN on port 4420 of our address;
+# nvmet-rdma posts its receives to shared receive queues if USE_SRQ=1.
 target_up() {
 	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
-		modprobe nvmet-rdma || return 1
+		modprobe nvmet-rdma use_srq=${USE_SRQ:-0} || return 1
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 	mkdir $CFS/subsystems/$NQN &&
 		echo 1 >$CFS/subsystems/$NQN/attr_allow_any_host &&
@@ -107,6 +109,11 @@ round() {
 		target_up
 		ktap_result $? "target: $NQN on $RROCE_IP4:4420 over $dev"
 		vm_signal "target-$tag"
+		if [ "${USE_SRQ:-0}" = 1 ]; then
+			vm_wait "connected-$tag" &&
+				rdma resource show srq dev $dev | grep -q nvmet
+			ktap_result $? "target: nvmet-rdma receives on kernel SRQs"
+		fi
 		vm_wait "host-done-$tag"
 		# MIB MiB read from the host, in RDMA READ responses of at most
 		# 4 KiB: at least 256 packets a MiB arrived.
@@ -117,6 +124,7 @@ round() {
 	else
 		vm_wait "target-$tag" && host_connect
 		ktap_result $? "host: connected over $dev"
+		vm_signal "connected-$tag"
 		write_check $mib
 		ktap_result $? "host: $mib MiB written in 4 KiB..1 MiB pieces by 4 jobs, read back, every block checked"
 		host_disconnect
@@ -176,7 +184,7 @@ life_cycle() {
 	driver_down rroce
 }
 
-round rroce rroce
+USE_SRQ=1 round rroce rroce
 round rxe rroce
 round rroce rxe
 round rroce rroce 16 "$BAD_LINK"
