@@ -9,6 +9,9 @@
 #   make check        rustfmt, clippy (CLIPPY=1) and no import circles; warnings
 #                     are errors
 #   make proto-test   unit tests of the protocol core, on the host (cargo)
+#   make install KDIR=...
+#                     rroce.ko, once built, into that kernel's module tree
+#                     (/lib/modules/<release>/updates), then depmod
 #   make clean
 #
 # KDIR=/path/to/kernel/build builds against another kernel with CONFIG_RUST=y;
@@ -39,7 +42,7 @@ KCC := $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' "$(KDIR)/.config"),clang,gcc
 
 SELFTESTS := tools/testing/selftests/rroce
 
-.PHONY: modules setup kernel check proto-test test test-debug demo bench clean
+.PHONY: modules setup kernel check proto-test test test-debug demo bench install clean
 modules:
 	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
 	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
@@ -86,6 +89,16 @@ bench:
 	@$(MAKE) --no-print-directory kernel
 	@$(MAKE) --no-print-directory modules
 	@scripts/bench.sh
+
+# Installs what `make` built for the same KDIR, under INSTALL_MOD_PATH if
+# given; depmod then records rroce's dependencies and its alias, so that
+# `rdma link add ... type rroce` loads it with them.
+install:
+	@[ "$(KDIR_ORIGIN)" = given ] || { echo "rroce: make install KDIR=<the build tree of the kernel to install for>," \
+		"e.g. KDIR=/lib/modules/$$(uname -r)/build" >&2; exit 1; }
+	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
+	@[ -f rroce.ko ] || { echo "rroce: build it first: make KDIR=$(KDIR)" >&2; exit 1; }
+	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) INSTALL_MOD_DIR=updates modules_install
 
 clean:
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) clean; fi
