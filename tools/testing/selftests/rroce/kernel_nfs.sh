@@ -6,9 +6,10 @@
 # of the client's memory); the client in VM 2 mounts it with proto=rdma
 # (xprtrdma: fast-registered memory, LOCAL_INV).  The client writes files
 # of several sizes, mounts again so that nothing is served from its cache,
-# and reads them back; both sides checksum what they hold.  Then each side
-# deletes its device under the live mount, in bounded time, and adds a
-# fresh one, over which the mount reads on.
+# and reads them back; both sides checksum what they hold.  Then the client
+# deletes its device under the live mount and the server removes the
+# module, each in bounded time, and each adds a fresh device, over which
+# the mount reads on.
 
 . "$(dirname "$0")/lib.sh"
 VM_TIMEOUT=${VM_TIMEOUT:-900}
@@ -21,12 +22,18 @@ EXPORT=/srv/rroce
 MNT=/mnt/rroce
 SIZES="4096 65536 1048576 16777216"
 
-# renew_device WHO: delete rroce0 under the live mount (within 60 s), add a
-# fresh one.
+# renew_device WHO: take rroce0 away under the live mount (within 60 s) by
+# deleting it, or for the server by removing the module; add a fresh one.
 renew_device() {
 	local t=$SECONDS
-	timeout 60 rdma link delete rroce0
-	ktap_result $? "$1: rroce0 deleted under the live mount, in $((SECONDS - t)) s"
+	if [ "$1" = server ]; then
+		timeout 60 rmmod rroce
+		ktap_result $? "$1: rmmod rroce under the live mount, in $((SECONDS - t)) s"
+		load_rroce
+	else
+		timeout 60 rdma link delete rroce0
+		ktap_result $? "$1: rroce0 deleted under the live mount, in $((SECONDS - t)) s"
+	fi
 	rdma link add rroce0 type rroce netdev eth0
 }
 

@@ -9,12 +9,12 @@
 # RDMA READ and WRITE.  fio writes 64 MiB of random data with O_DIRECT in
 # sizes from 4 KiB to 1 MiB from four jobs at once, then reads it back and
 # checks every block.  Rounds: rroce on both sides (the target's receives
-# on kernel SRQs), then the target on the C rdma_rxe with the host on
+# on kernel SRQs, the host with a polled queue too), then the target on the C rdma_rxe with the host on
 # rroce, then the reverse; then rroce on both sides over a link that loses
-# and reorders (16 MiB); then the life cycle:
-# the host's device deleted under a live controller, the target's module
-# removed under a configured port, each in bounded time and without a
-# kernel report, and fresh devices carrying a new connection.
+# and reorders (16 MiB); then the life cycle: the target's module removed
+# under a live controller, which reconnects to a fresh device, then the
+# host's device deleted under it, each in bounded time and without a
+# kernel report.
 
 . "$(dirname "$0")/lib.sh"
 VM_TIMEOUT=${VM_TIMEOUT:-900}
@@ -56,13 +56,13 @@ target_down() {
 	modprobe -r nvmet-rdma nvmet && rmmod null_blk
 }
 
-# host_connect: connect to the target in VM 1, and put the namespace's
-# block device in NS.
+# host_connect: connect to the target in VM 1, with POLL_QUEUES polled
+# queues if set, and put the namespace's block device in NS.
 host_connect() {
 	local i
 	modprobe nvme-rdma || return 1
-	echo "transport=rdma,traddr=$(peer_ip4),trsvcid=4420,nqn=$NQN" >/dev/nvme-fabrics ||
-		return 1
+	echo "transport=rdma,traddr=$(peer_ip4),trsvcid=4420,nqn=$NQN${POLL_QUEUES:+,nr_poll_queues=$POLL_QUEUES}" \
+		>/dev/nvme-fabrics || return 1
 	for i in $(seq 60); do
 		for NS in /dev/nvme*n1; do
 			[ -b "$NS" ] && return 0
@@ -90,6 +90,18 @@ write_check() {
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
 		>/tmp/fio.out 2>&1 && return
 	grep -v "multiple writers" /tmp/fio.out | tail -5 | sed 's/^/#   /'
+	return 1
+}
+
+# polled_check: 4 MiB written and checked with polled I/O (RWF_HIPRI), on
+# the polled queue, whose CQ nvme-rdma polls directly (IB_POLL_DIRECT).
+polled_check() {
+	[ "$(cat /sys/block/${NS#/dev/}/queue/io_poll)" = 1 ] || return 1
+	timeout 300 fio --name=polled --filename="$NS" --direct=1 --ioengine=pvsync2 \
+		--hipri=1 --rw=write --bs=4k --size=4m \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		>/tmp/fio.out 2>&1 && return
+	tail -5 /tmp/fio.out | sed 's/^/#   /'
 	return 1
 }
 
@@ -127,6 +139,10 @@ round() {
 		vm_signal "connected-$tag"
 		write_check $mib
 		ktap_result $? "host: $mib MiB written in 4 KiB..1 MiB pieces by 4 jobs, read back, every block checked"
+		if [ -n "${POLL_QUEUES:-}" ]; then
+			polled_check
+			ktap_result $? "host: 4 MiB written and read back with polled I/O, checked"
+		fi
 		host_disconnect
 		ktap_result $? "host: disconnected"
 		vm_signal "host-done-$tag"
@@ -137,54 +153,62 @@ round() {
 	vm_signal "unloaded-$tag" && vm_wait "unloaded-$tag"
 }
 
-# life_cycle: rroce on both sides. The host's device is deleted under a
-# live controller, which nvme-rdma must let go of; then the target's module
-# is removed under its configured port; fresh devices on both sides then
-# carry a new connection.
+# life_cycle: rroce on both sides. The target's module is removed under a
+# live controller; the host's controller reconnects once the target has a
+# fresh device and port. Then the host's device is deleted under the live
+# controller, which nvme-rdma must let go of.
 life_cycle() {
-	local t
+	local t i
 	driver_up rroce
 	ktap_result $? "rroce0 on eth0 (life cycle)"
 	if [ "$RROCE_VM" = 1 ]; then
 		target_up
 		ktap_result $? "target: $NQN on $RROCE_IP4:4420 over rroce0"
 		vm_signal life-target
-		vm_wait life-host-deleted 300
+		vm_wait life-connected 300
 		t=$SECONDS
 		timeout 60 rmmod rroce
-		ktap_result $? "target: rmmod rroce with the port configured, in $((SECONDS - t)) s"
-		# nvmet-rdma's port went with the device: it is set up again.
+		ktap_result $? "target: rmmod rroce under a live controller, in $((SECONDS - t)) s"
+		# nvmet-rdma's listener went with the device; linking the
+		# subsystem to the port again listens on the fresh one. The
+		# namespace stays, so the host finds the same one again.
 		load_rroce && rdma link add rroce0 type rroce netdev eth0 &&
-			target_down && target_up
-		ktap_result $? "target: a fresh rroce0, the port on it"
+			rm $CFS/ports/1/subsystems/$NQN &&
+			ln -s $CFS/subsystems/$NQN $CFS/ports/1/subsystems/$NQN
+		ktap_result $? "target: a fresh rroce0, the port listening on it"
 		vm_signal life-target-back
 		vm_wait life-host-done 300
 		target_down
 		ktap_result $? "target: taken down after the host left"
+		show_link_stats rroce0
+		driver_down rroce
 	else
 		vm_wait life-target && host_connect
 		ktap_result $? "host: connected over rroce0"
+		vm_signal life-connected
+		# The keep-alive timeout notices the loss; nvme-rdma then tries
+		# again every 10 s (reconnect_delay).
+		vm_wait life-target-back 300 && for i in $(seq 120); do
+			dmesg | grep -q "nvme nvme.*: Successfully reconnected" && break
+			sleep 1
+		done
+		dmesg | grep -q "nvme nvme.*: Successfully reconnected" &&
+			grep -qx live /sys/class/nvme/nvme*/state
+		ktap_result $? "host: the controller reconnected to the target's fresh device"
+		write_check 4
+		ktap_result $? "host: 4 MiB written, read back, every block checked"
+		show_link_stats rroce0
 		t=$SECONDS
 		timeout 60 rdma link delete rroce0
 		ktap_result $? "host: rroce0 deleted under a live controller, in $((SECONDS - t)) s"
 		! ls /sys/class/nvme/ 2>/dev/null | grep -q nvme
 		ktap_result $? "host: nvme-rdma removed the controller with the device"
-		rmmod rroce
-		vm_signal life-host-deleted
-		vm_wait life-target-back 300 && load_rroce &&
-			rdma link add rroce0 type rroce netdev eth0 && host_connect
-		ktap_result $? "host: a fresh rroce0 connects to the target's fresh one"
-		write_check 4
-		ktap_result $? "host: 4 MiB written, read back, every block checked"
-		host_disconnect
-		ktap_result $? "host: disconnected"
+		rmmod rroce && modprobe -r nvme-rdma nvme-fabrics
 		vm_signal life-host-done
 	fi
-	show_link_stats rroce0
-	driver_down rroce
 }
 
-USE_SRQ=1 round rroce rroce
+USE_SRQ=1 POLL_QUEUES=1 round rroce rroce
 round rxe rroce
 round rroce rxe
 round rroce rroce 16 "$BAD_LINK"
