@@ -76,7 +76,7 @@ source_dir() {
 }
 
 build() {
-	local out src tmp start kmake
+	local out src tmp start kmake release
 	out=$(build_dir)
 	if [ -e "$out/.complete" ]; then
 		log "cached: $out"
@@ -114,8 +114,12 @@ build() {
 	fi
 	# The VM mounts this tree over /lib/modules.
 	"${kmake[@]}" INSTALL_MOD_PATH="$tmp/modroot" INSTALL_MOD_STRIP=1 modules_install >/dev/null
+	release=$("${kmake[@]}" -s kernelrelease)
 	touch "$tmp/.complete"
 	mv "$tmp" "$out"
+	# modules_install pointed the module tree's build link at the build's
+	# temporary name; make install and DKMS in a VM follow it.
+	ln -sfn "$out" "$out/modroot/lib/modules/$release/build"
 	log "built in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s: $out"
 }
 
