@@ -7,7 +7,7 @@ or a path such as `crate::qp::Qp` in code) has an edge to it. A name
 re-exported by a `mod.rs` leads to the file that defines it, and a parent
 declaring or re-exporting its children is no edge. Prints each circle (a
 strongly connected component of more than one file) and exits 1 if there
-is one beyond the KNOWN one; `-v` prints every edge.
+is one; `-v` prints every edge.
 """
 
 import os
@@ -18,19 +18,6 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
 DRIVER = "drivers/infiniband/sw/rroce"
 # The crate's top modules that live outside the driver's directory.
 MOUNTS = {"kernel_ext": "rust/kernel", "bindings": "rust/bindings"}
-# The one circle left, reported but tolerated: the Driver trait takes the
-# Device<T> that its ops run on, a device holds its Registry, and the
-# Registry and Device find their ops (Adapter) by T, as block/mq's
-# Operations and Request<T> name each other. Any other circle fails.
-KNOWN = {
-    "rust/kernel/rdma/adapter/mod.rs",
-    "rust/kernel/rdma/device.rs",
-    "rust/kernel/rdma/driver.rs",
-    "rust/kernel/rdma/mr.rs",
-    "rust/kernel/rdma/registry.rs",
-}
-
-
 def module_file(mod):
     """The file of module path `mod` (a list, from the crate root), if any."""
     if not mod:
@@ -220,18 +207,14 @@ def main():
         if v not in index:
             visit(v)
     circles = [sorted(c) for c in sccs if len(c) > 1]
-    bad = [c for c in circles if not set(c) <= KNOWN]
     for c in circles:
-        known = "known " if c not in bad else ""
-        print(f"check-imports: {known}import circle: " + ", ".join(c))
-        if c in bad or verbose:
-            for v in c:
-                for w in sorted(edges[v] & set(c)):
-                    print(f"    {v} -> {w}")
-    if bad:
+        print("check-imports: import circle: " + ", ".join(c))
+        for v in c:
+            for w in sorted(edges[v] & set(c)):
+                print(f"    {v} -> {w}")
+    if circles:
         return 1
-    print(f"check-imports: {len(files)} files, no import circle but the known one"
-          if circles else f"check-imports: {len(files)} files, no import circle")
+    print(f"check-imports: {len(files)} files, no import circle")
     return 0
 
 

@@ -21,3 +21,5 @@
 
 /* Macros bindgen cannot evaluate, as constants it can. */
 const u32 RROCE_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+/* Room in front of a RoCEv2 packet for the link, IP and UDP headers. */
+const u32 RROCE_SKB_HEADROOM = LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr);

@@ -53,32 +53,6 @@ struct net_device *rroce_netdev_notifier_info_to_dev(void *info)
 	return netdev_notifier_info_to_dev(info);
 }
 
-/*
- * A kernel UDP socket on @port of the initial network namespace whose
- * datagrams go to @rcv (udp_sock_create() is static inline, and its
- * configuration has bitfields Rust cannot set).
- */
-int rroce_udp_tunnel_open(bool ipv6, u16 port, udp_tunnel_encap_rcv_t rcv,
-			  struct socket **sockp)
-{
-	struct udp_port_cfg udp_cfg = {
-		.family = ipv6 ? AF_INET6 : AF_INET,
-		.ipv6_v6only = ipv6,
-		.local_udp_port = htons(port),
-	};
-	struct udp_tunnel_sock_cfg tnl_cfg = {
-		.encap_type = 1,
-		.encap_rcv = rcv,
-	};
-	int err;
-
-	err = udp_sock_create(&init_net, &udp_cfg, sockp);
-	if (err)
-		return err;
-	setup_udp_tunnel_sock(&init_net, *sockp, &tnl_cfg);
-	return 0;
-}
-
 void rroce_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);
@@ -112,19 +86,14 @@ struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata)
  * The data path: socket buffers, routes and IP output.
  */
 
-/* Room in front of a RoCEv2 packet for the link, IP and UDP headers. */
-#define RROCE_HEADROOM (LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
-
-/* A buffer of @len zeroed bytes with room for the headers in front. */
-struct sk_buff *rroce_skb_alloc(unsigned int len)
+struct sk_buff *rroce_alloc_skb(unsigned int size)
 {
-	struct sk_buff *skb = alloc_skb(RROCE_HEADROOM + len, GFP_KERNEL);
+	return alloc_skb(size, GFP_KERNEL);
+}
 
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, RROCE_HEADROOM);
-	memset(skb_put(skb, len), 0, len);
-	return skb;
+void rroce_skb_reserve(struct sk_buff *skb, unsigned int len)
+{
+	skb_reserve(skb, len);
 }
 
 unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len)
@@ -151,59 +120,64 @@ void rroce_skb_pull_to_transport(struct sk_buff *skb)
 	__skb_pull(skb, skb_transport_offset(skb));
 }
 
-/*
- * Routes a packet from @saddr to @daddr (IPv4-mapped for IPv4) out of
- * @ndev, and attaches the route to it. Returns 1 if the destination is a
- * local address, 0 if the packet is to go out, or a negative errno.
- */
-int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
-		    const struct in6_addr *saddr, const struct in6_addr *daddr)
+struct net *rroce_dev_net(const struct net_device *dev)
 {
-	struct net *net = dev_net(ndev);
-	struct dst_entry *dst;
-	bool v4 = ipv6_addr_v4mapped(daddr);
+	return dev_net(dev);
+}
 
-	if (v4 != ipv6_addr_v4mapped(saddr))
-		return -EINVAL;
-	if (v4) {
-		struct flowi4 fl = {
-			.flowi4_oif = ndev->ifindex,
-			.saddr = saddr->s6_addr32[3],
-			.daddr = daddr->s6_addr32[3],
-			.flowi4_proto = IPPROTO_UDP,
-		};
-		struct rtable *rt = ip_route_output_key(net, &fl);
+struct rtable *rroce_ip_route_output_key(struct net *net, struct flowi4 *fl)
+{
+	return ip_route_output_key(net, fl);
+}
 
-		if (IS_ERR(rt))
-			return PTR_ERR(rt);
-		dst = &rt->dst;
-	} else {
-		struct flowi6 fl = {
-			.flowi6_oif = ndev->ifindex,
-			.saddr = *saddr,
-			.daddr = *daddr,
-			.flowi6_proto = IPPROTO_UDP,
-		};
+struct dst_entry *rroce_rtable_dst(struct rtable *rt)
+{
+	return &rt->dst;
+}
 
-		if (!ipv6_mod_enabled())
-			return -EAFNOSUPPORT;
-		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl, NULL);
-		if (IS_ERR(dst))
-			return PTR_ERR(dst);
-		if (dst->error) {
-			int err = dst->error;
+bool rroce_ipv6_mod_enabled(void)
+{
+	return ipv6_mod_enabled();
+}
 
-			dst_release(dst);
-			return err;
-		}
-	}
+struct dst_entry *rroce_ip6_dst_lookup_flow(struct net *net, struct flowi6 *fl)
+{
+	return ipv6_stub->ipv6_dst_lookup_flow(net, NULL, fl, NULL);
+}
 
-	skb_scrub_packet(skb, false);
+int rroce_dst_error(const struct dst_entry *dst)
+{
+	return dst->error;
+}
+
+bool rroce_dst_dev_is_loopback(const struct dst_entry *dst)
+{
+	return dst->dev->flags & IFF_LOOPBACK;
+}
+
+void rroce_skb_clear_hash(struct sk_buff *skb)
+{
 	skb_clear_hash(skb);
-	skb_dst_set(skb, dst);
+}
+
+void rroce_skb_set_csum_none(struct sk_buff *skb)
+{
 	skb->ip_summed = CHECKSUM_NONE;
-	skb->dev = dst->dev;
-	return (dst->dev->flags & IFF_LOOPBACK) ? 1 : 0;
+}
+
+void rroce_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst)
+{
+	skb_dst_set(skb, dst);
+}
+
+void rroce_skb_set_dev_to_dst(struct sk_buff *skb)
+{
+	skb->dev = skb_dst(skb)->dev;
+}
+
+__be16 rroce_skb_protocol(const struct sk_buff *skb)
+{
+	return skb->protocol;
 }
 
 unsigned char *rroce_skb_push(struct sk_buff *skb, unsigned int len)
@@ -238,18 +212,6 @@ void rroce_ip_select_ident(struct sk_buff *skb)
 }
 
 /* Sends a packet rroce_skb_route() prepared; consumes it. */
-int rroce_skb_ip_output(struct sk_buff *skb)
-{
-	struct net *net = dev_net(skb_dst(skb)->dev);
-	int err;
-
-	if (skb->protocol == htons(ETH_P_IP))
-		err = ip_local_out(net, skb->sk, skb);
-	else
-		err = ip6_local_out(net, skb->sk, skb);
-	return net_xmit_eval(err);
-}
-
 void rroce_skb_queue_head_init(struct sk_buff_head *list)
 {
 	skb_queue_head_init(list);
@@ -265,54 +227,41 @@ u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list)
 	return skb_queue_len_lockless(list);
 }
 
-/*
- * Queues a received packet, stamped with the jiffies it arrived at. Its
- * control block is ours: the UDP tunnel has handed it over, or we built it.
- */
-void rroce_skb_queue_stamped(struct sk_buff_head *list, struct sk_buff *skb)
+/* The arrival stamp of a received packet, in its control block (ours). */
+static_assert(sizeof(unsigned long) <= sizeof_field(struct sk_buff, cb));
+
+unsigned long *rroce_skb_stamp(struct sk_buff *skb)
 {
-	BUILD_BUG_ON(sizeof(unsigned long) > sizeof(skb->cb));
-	*(unsigned long *)skb->cb = jiffies;
-	skb_queue_tail(list, skb);
+	return (unsigned long *)skb->cb;
 }
 
-/*
- * Dequeues the oldest packet of @list and, under the same lock, records its
- * stamp in @handling (0 if there is none): while it is being handled, it is
- * in neither place otherwise.
- */
-struct sk_buff *rroce_skb_dequeue_stamped(struct sk_buff_head *list,
-					  unsigned long *handling)
+/* The queue's lock, with interrupts off: it is taken in softirq context. */
+unsigned long rroce_skb_queue_lock(struct sk_buff_head *list)
 {
-	struct sk_buff *skb;
 	unsigned long flags;
 
 	spin_lock_irqsave(&list->lock, flags);
-	skb = __skb_dequeue(list);
-	*handling = skb ? *(unsigned long *)skb->cb : 0;
-	spin_unlock_irqrestore(&list->lock, flags);
-	return skb;
+	return flags;
 }
 
-/*
- * The stamp of the packet being handled, else of the oldest on @list, else
- * @now: every packet that arrived before it has been handled.
- */
-unsigned long rroce_skb_queue_oldest(struct sk_buff_head *list,
-				     const unsigned long *handling,
-				     unsigned long now)
+void rroce_skb_queue_unlock(struct sk_buff_head *list, unsigned long flags)
 {
-	struct sk_buff *skb;
-	unsigned long flags;
-
-	spin_lock_irqsave(&list->lock, flags);
-	skb = skb_peek(list);
-	if (*handling)
-		now = *handling;
-	else if (skb)
-		now = *(unsigned long *)skb->cb;
 	spin_unlock_irqrestore(&list->lock, flags);
-	return now;
+}
+
+void rroce___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb)
+{
+	__skb_queue_tail(list, skb);
+}
+
+struct sk_buff *rroce___skb_dequeue(struct sk_buff_head *list)
+{
+	return __skb_dequeue(list);
+}
+
+struct sk_buff *rroce_skb_peek(const struct sk_buff_head *list)
+{
+	return skb_peek(list);
 }
 
 /*
@@ -359,19 +308,9 @@ void rroce_cq_comp_handler(struct ib_cq *cq)
  * Pinned user memory: its pages, and copies to and from them.
  */
 
-/* Calls @fn for each page of @umem, in order; stops at a nonzero return. */
-int rroce_umem_for_each_page(struct ib_umem *umem, int (*fn)(void *ctx, struct page *page),
-			     void *ctx)
+struct page *rroce_sg_page_iter_page(struct sg_page_iter *iter)
 {
-	struct sg_page_iter iter;
-	int err;
-
-	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
-		err = fn(ctx, sg_page_iter_page(&iter));
-		if (err)
-			return err;
-	}
-	return 0;
+	return sg_page_iter_page(iter);
 }
 
 unsigned long rroce_umem_offset(struct ib_umem *umem)
@@ -389,35 +328,24 @@ struct page *rroce_virt_to_page(const void *addr)
 	return virt_to_page(addr);
 }
 
-/* Copies @len bytes at @offset in @page to (@to_page) or from @buf. */
-void rroce_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
-		     bool to_page)
+void *rroce_kmap_local_page(struct page *page)
 {
-	void *va = kmap_local_page(page);
-
-	if (to_page)
-		memcpy(va + offset, buf, len);
-	else
-		memcpy(buf, va + offset, len);
-	kunmap_local(va);
+	return kmap_local_page(page);
 }
 
-/*
- * The IB atomics on an aligned u64 at @offset in @page: compare and swap if
- * @cmp_swap, else fetch and add. Returns the original value.
- */
-u64 rroce_page_atomic(struct page *page, unsigned int offset, bool cmp_swap, u64 compare,
-		      u64 swap_add)
+void rroce_kunmap_local(void *addr)
 {
-	u64 *va = kmap_local_page(page) + offset;
-	u64 orig;
+	kunmap_local(addr);
+}
 
-	if (cmp_swap)
-		orig = cmpxchg64(va, compare, swap_add);
-	else
-		orig = atomic64_fetch_add(swap_add, (atomic64_t *)va);
-	kunmap_local(va);
-	return orig;
+u64 rroce_cmpxchg64(u64 *ptr, u64 old, u64 new)
+{
+	return cmpxchg64(ptr, old, new);
+}
+
+u64 rroce_fetch_add64(u64 *ptr, u64 add)
+{
+	return atomic64_fetch_add(add, (atomic64_t *)ptr);
 }
 
 struct net_device *rroce_skb_dev(struct sk_buff *skb)

@@ -31,8 +31,6 @@ bool rroce_is_vlan_dev(const struct net_device *dev);
 void rroce_netdev_eui64(const struct net_device *dev, u8 *eui);
 struct net_device *rroce_netdev_notifier_info_to_dev(void *info);
 
-int rroce_udp_tunnel_open(bool ipv6, u16 port, udp_tunnel_encap_rcv_t rcv,
-			  struct socket **sockp);
 void rroce_kfree_skb(struct sk_buff *skb);
 
 void *rroce_vmalloc_user(unsigned long size);
@@ -41,29 +39,39 @@ struct ib_ucontext *rroce_attrs_ucontext(struct uverbs_attr_bundle *attrs);
 struct ib_udata *rroce_attrs_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata);
 
-struct sk_buff *rroce_skb_alloc(unsigned int len);
+struct sk_buff *rroce_alloc_skb(unsigned int size);
+void rroce_skb_reserve(struct sk_buff *skb, unsigned int len);
 unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len);
 int rroce_skb_linearize(struct sk_buff *skb);
 unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len);
 void rroce_skb_pull_to_transport(struct sk_buff *skb);
-int rroce_skb_route(struct sk_buff *skb, struct net_device *ndev,
-		    const struct in6_addr *saddr, const struct in6_addr *daddr);
+struct net *rroce_dev_net(const struct net_device *dev);
+struct rtable *rroce_ip_route_output_key(struct net *net, struct flowi4 *fl);
+struct dst_entry *rroce_rtable_dst(struct rtable *rt);
+bool rroce_ipv6_mod_enabled(void);
+struct dst_entry *rroce_ip6_dst_lookup_flow(struct net *net, struct flowi6 *fl);
+int rroce_dst_error(const struct dst_entry *dst);
+bool rroce_dst_dev_is_loopback(const struct dst_entry *dst);
+void rroce_skb_clear_hash(struct sk_buff *skb);
+void rroce_skb_set_csum_none(struct sk_buff *skb);
+void rroce_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst);
+void rroce_skb_set_dev_to_dst(struct sk_buff *skb);
+__be16 rroce_skb_protocol(const struct sk_buff *skb);
 unsigned char *rroce_skb_push(struct sk_buff *skb, unsigned int len);
 void rroce_skb_reset_network_header(struct sk_buff *skb);
 void rroce_skb_set_transport_header(struct sk_buff *skb, int offset);
 void rroce_skb_clear_cb(struct sk_buff *skb);
 void rroce_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
 void rroce_ip_select_ident(struct sk_buff *skb);
-int rroce_skb_ip_output(struct sk_buff *skb);
 void rroce_skb_queue_head_init(struct sk_buff_head *list);
 void rroce_skb_queue_purge(struct sk_buff_head *list);
 u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list);
-void rroce_skb_queue_stamped(struct sk_buff_head *list, struct sk_buff *skb);
-struct sk_buff *rroce_skb_dequeue_stamped(struct sk_buff_head *list,
-					  unsigned long *handling);
-unsigned long rroce_skb_queue_oldest(struct sk_buff_head *list,
-				     const unsigned long *handling,
-				     unsigned long now);
+unsigned long *rroce_skb_stamp(struct sk_buff *skb);
+unsigned long rroce_skb_queue_lock(struct sk_buff_head *list);
+void rroce_skb_queue_unlock(struct sk_buff_head *list, unsigned long flags);
+void rroce___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb);
+struct sk_buff *rroce___skb_dequeue(struct sk_buff_head *list);
+struct sk_buff *rroce_skb_peek(const struct sk_buff_head *list);
 
 void rroce_init_work(struct work_struct *work, work_func_t func);
 void rroce_init_delayed_work(struct delayed_work *work, work_func_t func);
@@ -73,15 +81,14 @@ unsigned long rroce_usecs_to_jiffies(unsigned int us);
 unsigned long rroce_jiffies(void);
 void rroce_cq_comp_handler(struct ib_cq *cq);
 
-int rroce_umem_for_each_page(struct ib_umem *umem, int (*fn)(void *ctx, struct page *page),
-			     void *ctx);
+struct page *rroce_sg_page_iter_page(struct sg_page_iter *iter);
 unsigned long rroce_umem_offset(struct ib_umem *umem);
 bool rroce_virt_addr_valid(const void *addr);
 struct page *rroce_virt_to_page(const void *addr);
-void rroce_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
-		     bool to_page);
-u64 rroce_page_atomic(struct page *page, unsigned int offset, bool cmp_swap, u64 compare,
-		      u64 swap_add);
+void *rroce_kmap_local_page(struct page *page);
+void rroce_kunmap_local(void *addr);
+u64 rroce_cmpxchg64(u64 *ptr, u64 old, u64 new);
+u64 rroce_fetch_add64(u64 *ptr, u64 add);
 
 struct net_device *rroce_skb_dev(struct sk_buff *skb);
 

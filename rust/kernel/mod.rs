@@ -96,6 +96,11 @@ pub(crate) mod errno {
         Error::from_errno(-(bindings::EADDRINUSE as i32))
     }
 
+    /// `EAFNOSUPPORT`: the address family is not available (IPv6 disabled).
+    pub(crate) fn eafnosupport() -> Error {
+        Error::from_errno(-(bindings::EAFNOSUPPORT as i32))
+    }
+
     /// `EOPNOTSUPP`: the operation is not supported (as userspace sees it;
     /// the kernel crate's `ENOTSUPP` is kernel-internal).
     pub(crate) fn eopnotsupp() -> Error {

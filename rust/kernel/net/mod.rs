@@ -6,7 +6,10 @@
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
+pub(crate) mod route;
 pub(crate) mod udp_tunnel;
+
+use self::route::Dst;
 
 use crate::bindings;
 use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
@@ -245,11 +248,22 @@ impl SkBuff {
     /// A buffer of `len` zeroed bytes, with room in front for the link, IP
     /// and UDP headers.
     pub(crate) fn alloc(len: usize) -> Result<Self> {
-        let len = u32::try_from(len).map_err(|_| EINVAL)?;
-        // SAFETY: Any length may be asked for; failure is a null pointer.
-        let skb = unsafe { bindings::rroce_skb_alloc(len) };
+        let headroom = bindings::RROCE_SKB_HEADROOM;
+        let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
+        let size = len32.checked_add(headroom).ok_or(EINVAL)?;
+        // SAFETY: Any size may be asked for; failure is a null pointer.
+        let skb = unsafe { bindings::rroce_alloc_skb(size) };
         // INVARIANT: A new skb, ours alone.
-        NonNull::new(skb).map(Self).ok_or(ENOMEM)
+        let skb = NonNull::new(skb).map(Self).ok_or(ENOMEM)?;
+        // SAFETY: The new skb is empty, with room for `headroom + len`
+        // bytes: the headroom goes in front, then `len` bytes of data,
+        // which `skb_put` returns and we zero.
+        unsafe {
+            let raw = skb.0.as_ptr();
+            bindings::rroce_skb_reserve(raw, headroom);
+            core::ptr::write_bytes(bindings::skb_put(raw, len32), 0, len);
+        }
+        Ok(skb)
     }
 
     /// The linear data, from `skb->data` to the end of the linear part.
@@ -303,18 +317,24 @@ impl SkBuff {
         saddr: &[u8; 16],
         daddr: &[u8; 16],
     ) -> Result<Route> {
-        // SAFETY: The skb is ours; the netdev and the addresses (16 bytes
-        // each, as `struct in6_addr`) are valid for the call.
-        let ret = unsafe {
-            bindings::rroce_skb_route(
-                self.0.as_ptr(),
-                netdev.as_raw(),
-                saddr.as_ptr().cast(),
-                daddr.as_ptr().cast(),
-            )
+        let dst = Dst::output(netdev, saddr, daddr)?;
+        let route = if dst.is_local() {
+            Route::Local
+        } else {
+            Route::Out
         };
-        to_result(ret)?;
-        Ok(if ret == 1 { Route::Local } else { Route::Out })
+        let skb = self.0.as_ptr();
+        // SAFETY: The skb is ours. It forgets where it came from, carries no
+        // checksum for the device to finish, and takes over the reference
+        // `dst` held; it then goes out of the route's device.
+        unsafe {
+            bindings::skb_scrub_packet(skb, false);
+            bindings::rroce_skb_clear_hash(skb);
+            bindings::rroce_skb_set_csum_none(skb);
+            bindings::rroce_skb_dst_set(skb, dst.into_raw());
+            bindings::rroce_skb_set_dev_to_dst(skb);
+        }
+        Ok(route)
     }
 
     /// Puts an IP header of `ip_len` bytes (IPv4 if `v4`) and a UDP header
@@ -363,9 +383,28 @@ impl SkBuff {
 
     /// Sends a packet `route` prepared.
     pub(crate) fn ip_output(self) -> Result {
-        let skb = ManuallyDrop::new(self);
-        // SAFETY: The skb is routed, with its headers; the IP layer takes it.
-        to_result(unsafe { bindings::rroce_skb_ip_output(skb.0.as_ptr()) })
+        let v4 = self.protocol() == ETH_P_IP;
+        let skb = ManuallyDrop::new(self).0.as_ptr();
+        // SAFETY: The skb is routed, its device set to the route's, with its
+        // headers in place; the IP layer takes it. Ours have no socket.
+        let ret = unsafe {
+            let net = bindings::rroce_dev_net(bindings::rroce_skb_dev(skb));
+            if v4 {
+                bindings::ip_local_out(net, core::ptr::null_mut(), skb)
+            } else {
+                bindings::ip6_local_out(net, core::ptr::null_mut(), skb)
+            }
+        };
+        // A positive `NET_XMIT_*` (congestion, a drop by a queue discipline)
+        // is not an error of ours: the packet counts as sent, and the
+        // transport recovers as from any loss.
+        to_result(ret)
+    }
+
+    /// The link-layer protocol, `ETH_P_*`, as [`SkBuff::push_ip_udp`] set it.
+    fn protocol(&self) -> u16 {
+        // SAFETY: The skb is valid.
+        u16::from_be(unsafe { bindings::rroce_skb_protocol(self.0.as_ptr()) })
     }
 
     /// Hands the skb over to C code that frees it.
@@ -378,7 +417,7 @@ impl SkBuff {
 const ETH_P_IP: u16 = 0x0800;
 const ETH_P_IPV6: u16 = 0x86dd;
 /// The longest IP header `push_ip_udp` takes (IPv6 without extensions),
-/// and the UDP header: within the headroom `rroce_skb_alloc` reserves.
+/// and the UDP header: within the headroom `alloc` reserves.
 const MAX_IP_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
 

@@ -10,6 +10,10 @@ use crate::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{error::to_result, ffi, prelude::*};
 
+/// `AF_INET` and `AF_INET6` (`include/linux/socket.h`).
+const AF_INET: u8 = 2;
+const AF_INET6: u8 = 10;
+
 /// Receives the datagrams of a [`UdpTunnel`].
 pub(crate) trait EncapReceiver {
     /// Called in softirq context for each datagram, which starts at its UDP
@@ -46,18 +50,36 @@ impl<T: EncapReceiver> UdpTunnel<T> {
     /// Binds `port` on every address of `family`; `EADDRINUSE` if another
     /// socket has it.
     pub(crate) fn open(family: Family, port: u16) -> Result<Self> {
+        let mut cfg = bindings::udp_port_cfg {
+            family: match family {
+                Family::V4 => AF_INET,
+                Family::V6 => AF_INET6,
+            },
+            local_udp_port: port.to_be(),
+            ..Default::default()
+        };
+        cfg.set_ipv6_v6only((family == Family::V6).into());
+        let net = core::ptr::addr_of_mut!(bindings::init_net);
         let mut sock = core::ptr::null_mut();
-        // SAFETY: `sock` is valid for the helper to write the new socket to.
+        // SAFETY: The initial namespace lives for ever; `cfg` and `sock` are
+        // valid for the call, which writes the new socket to `sock`.
         to_result(unsafe {
-            bindings::rroce_udp_tunnel_open(
-                family == Family::V6,
-                port,
-                Some(Self::encap_rcv),
-                &mut sock,
-            )
+            match family {
+                Family::V4 => bindings::udp_sock_create4(net, &mut cfg, &mut sock),
+                Family::V6 => bindings::udp_sock_create6(net, &mut cfg, &mut sock),
+            }
         })?;
         let sock = NonNull::new(sock).ok_or(ENOMEM)?;
-        // INVARIANT: Created and set up by the helper.
+        let mut tunnel = bindings::udp_tunnel_sock_cfg {
+            // Any nonzero type turns on `encap_rcv`; 1 is what rxe uses.
+            encap_type: 1,
+            encap_rcv: Some(Self::encap_rcv),
+            ..Default::default()
+        };
+        // SAFETY: `sock` is a new, unused UDP socket of `net`; `tunnel` is
+        // read during the call only.
+        unsafe { bindings::setup_udp_tunnel_sock(net, sock.as_ptr(), &mut tunnel) };
+        // INVARIANT: Created and set up as a tunnel just above.
         Ok(Self {
             sock,
             _p: PhantomData,

@@ -5,6 +5,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 mod adapter;
+mod container;
 mod cq;
 mod device;
 mod driver;
@@ -15,6 +16,7 @@ mod mmap;
 mod mr;
 mod object;
 mod qp;
+mod register;
 mod registry;
 mod removal;
 pub(crate) mod rxe_abi;
@@ -32,7 +34,8 @@ pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, AtomicOp, KernelPages, Umem};
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
-pub(crate) use registry::{DeviceParams, Registry};
+pub(crate) use register::DeviceParams;
+pub(crate) use registry::Registry;
 pub(crate) use srq::{SrqAttr, SrqMask, SrqNotifier};
 pub(crate) use ucontext::UserContext;
 pub(crate) use udata::UData;

@@ -4,15 +4,10 @@
 //!
 //! C header: [`include/rdma/ib_umem.h`](srctree/include/rdma/ib_umem.h)
 
-use super::{Device, Driver};
+use super::Device;
 use crate::bindings;
 use core::ptr::NonNull;
-use kernel::{
-    error::{from_err_ptr, to_result},
-    ffi,
-    page::PAGE_SIZE,
-    prelude::*,
-};
+use kernel::{error::from_err_ptr, ffi, page::PAGE_SIZE, prelude::*};
 
 /// Access rights of a memory region (`enum ib_access_flags`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +101,23 @@ pub(crate) struct Umem {
 #[derive(Clone, Copy)]
 struct PagePtr(NonNull<bindings::page>);
 
+impl PagePtr {
+    /// Runs `f` with the page mapped at a kernel address, for this thread
+    /// only (`kmap_local_page`).
+    ///
+    /// # Safety
+    ///
+    /// The page is valid for the call.
+    unsafe fn with_mapped<R>(self, f: impl FnOnce(*mut u8) -> R) -> R {
+        // SAFETY: Guaranteed by the caller.
+        let va = unsafe { bindings::rroce_kmap_local_page(self.0.as_ptr()) };
+        let r = f(va.cast());
+        // SAFETY: Mapped just above, on this thread, and not used again.
+        unsafe { bindings::rroce_kunmap_local(va) };
+        r
+    }
+}
+
 // SAFETY: A umem may be released from any thread, and its pinned pages
 // accessed from any thread.
 unsafe impl Send for Umem {}
@@ -116,12 +128,7 @@ unsafe impl Sync for Umem {}
 impl Umem {
     /// Pins `len` bytes at user address `addr` of the calling process, for
     /// the uses `access` allows (writable pages for any write right).
-    pub(crate) fn pin<T: Driver>(
-        dev: &Device<T>,
-        addr: u64,
-        len: u64,
-        access: Access,
-    ) -> Result<Self> {
+    pub(crate) fn pin<T>(dev: &Device<T>, addr: u64, len: u64, access: Access) -> Result<Self> {
         let addr = usize::try_from(addr).map_err(|_| EINVAL)?;
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: The device is alive; ib_umem_get checks the range against
@@ -131,13 +138,20 @@ impl Umem {
         })?;
         let umem = NonNull::new(umem).ok_or(ENOMEM)?;
         let mut pages = KVec::new();
-        // SAFETY: `umem` is pinned; the callback gets `pages` back as `ctx`.
-        let err = unsafe {
-            bindings::rroce_umem_for_each_page(
-                umem.as_ptr(),
-                Some(Self::add_page),
-                (&mut pages as *mut KVec<PagePtr>).cast(),
-            )
+        // SAFETY: `umem` is pinned, and its table is not changed while it
+        // is; the iterator walks it in order, one page at a time.
+        let res = unsafe {
+            let sgt = &(*umem.as_ptr()).sgt_append.sgt;
+            let mut iter = bindings::sg_page_iter::default();
+            bindings::__sg_page_iter_start(&mut iter, sgt.sgl, sgt.orig_nents, 0);
+            let mut res = Ok(());
+            while res.is_ok() && bindings::__sg_page_iter_next(&mut iter) {
+                res = match NonNull::new(bindings::rroce_sg_page_iter_page(&mut iter)) {
+                    Some(page) => pages.push(PagePtr(page), GFP_KERNEL).map_err(Error::from),
+                    None => Err(EFAULT),
+                };
+            }
+            res
         };
         // SAFETY: `umem` is valid.
         let first = unsafe { bindings::rroce_umem_offset(umem.as_ptr()) } as usize;
@@ -147,26 +161,11 @@ impl Umem {
             umem,
             pages: Pages { pages, first, len },
         };
-        to_result(err)?;
+        res?;
         if this.pages.pages.len() < (first + len).div_ceil(PAGE_SIZE) {
             return Err(EFAULT);
         }
         Ok(this)
-    }
-
-    /// # Safety
-    ///
-    /// `ctx` is the `KVec<PagePtr>` passed to `rroce_umem_for_each_page`.
-    unsafe extern "C" fn add_page(ctx: *mut ffi::c_void, page: *mut bindings::page) -> ffi::c_int {
-        // SAFETY: Guaranteed by the caller.
-        let pages = unsafe { &mut *ctx.cast::<KVec<PagePtr>>() };
-        let Some(page) = NonNull::new(page) else {
-            return EFAULT.to_errno();
-        };
-        match pages.push(PagePtr(page), GFP_KERNEL) {
-            Ok(()) => 0,
-            Err(_) => ENOMEM.to_errno(),
-        }
     }
 
     /// The length in bytes.
@@ -235,16 +234,13 @@ impl Pages {
     /// Copies `src` into the region at `offset`; `EFAULT` past its end.
     fn write(&self, offset: usize, src: &[u8]) -> Result {
         self.pieces(offset, src.len(), |page, in_page, at, n| {
-            // SAFETY: A valid page, by the invariant; `in_page + n` <= PAGE_SIZE and
-            // `at + n` <= `src.len()`. The helper only reads `src`.
+            // SAFETY: A valid page, by the invariant; `in_page + n` <=
+            // PAGE_SIZE and `at + n` <= `src.len()`. The page is user or
+            // DMA memory, which no Rust reference covers.
             unsafe {
-                bindings::rroce_page_copy(
-                    page.0.as_ptr(),
-                    in_page as u32,
-                    src.as_ptr().add(at).cast_mut().cast(),
-                    n as u32,
-                    true,
-                )
+                page.with_mapped(|va| {
+                    core::ptr::copy_nonoverlapping(src.as_ptr().add(at), va.add(in_page), n)
+                })
             }
         })
     }
@@ -254,13 +250,9 @@ impl Pages {
         self.pieces(offset, dst.len(), |page, in_page, at, n| {
             // SAFETY: As in `write`, with `dst` written.
             unsafe {
-                bindings::rroce_page_copy(
-                    page.0.as_ptr(),
-                    in_page as u32,
-                    dst.as_mut_ptr().add(at).cast(),
-                    n as u32,
-                    false,
-                )
+                page.with_mapped(|va| {
+                    core::ptr::copy_nonoverlapping(va.add(in_page), dst.as_mut_ptr().add(at), n)
+                })
             }
         })
     }
@@ -274,20 +266,19 @@ impl Pages {
         }
         let mut orig = 0;
         self.pieces(offset, 8, |page, in_page, _, _| {
-            let (cmp_swap, compare, operand) = match op {
-                AtomicOp::CompareSwap { compare, swap } => (true, compare, swap),
-                AtomicOp::FetchAdd { add } => (false, 0, add),
-            };
-            // SAFETY: A valid page, by the invariant; aligned, so the 8 bytes lie in
-            // this one page.
+            // SAFETY: A valid page, by the invariant; aligned, so the 8 bytes
+            // lie in this one page. The kernel's atomics, not Rust's: peers
+            // and the CPU's other users of the memory follow the LKMM.
             orig = unsafe {
-                bindings::rroce_page_atomic(
-                    page.0.as_ptr(),
-                    in_page as u32,
-                    cmp_swap,
-                    compare,
-                    operand,
-                )
+                page.with_mapped(|va| {
+                    let word = va.add(in_page).cast::<u64>();
+                    match op {
+                        AtomicOp::CompareSwap { compare, swap } => {
+                            bindings::rroce_cmpxchg64(word, compare, swap)
+                        }
+                        AtomicOp::FetchAdd { add } => bindings::rroce_fetch_add64(word, add),
+                    }
+                })
             };
         })?;
         Ok(orig)

@@ -12,7 +12,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::{adapter::Adapter, Device, Driver};
+use super::{container::Container, Device, Driver};
 use crate::bindings;
 use core::marker::PhantomData;
 use kernel::{error::to_result, ffi, prelude::*, types::Opaque};
@@ -61,7 +61,7 @@ impl<T: Driver> RemovalClient<T> {
     unsafe extern "C" fn add(ib: *mut bindings::ib_device) -> ffi::c_int {
         // An error keeps ib_core from calling `remove` for the device.
         // SAFETY: Guaranteed by the caller.
-        if unsafe { Adapter::<T>::owns(ib) } {
+        if unsafe { Container::<T>::owns(ib) } {
             0
         } else {
             crate::kernel_ext::errno::eopnotsupp().to_errno()

@@ -20,8 +20,8 @@ mod ucontext;
 
 use self::{ah::AhSlot, cq::CqSlot, srq::SrqSlot};
 use super::{
+    container::Container,
     cq::{CqNotifier, RawCq},
-    device::{Container, Device},
     kverbs,
     object::Object,
     qp::write_cap,
@@ -29,19 +29,17 @@ use super::{
     stats,
     ucontext::UserContext,
     work::QpHandle,
-    Access, Av, CqAttr, Driver, LinkLayer, MwType, QpChange, QpCqs, QpInit, UData, UserRegion,
+    Access, Av, CqAttr, Device, Driver, LinkLayer, MwType, QpChange, QpCqs, QpInit, UData,
+    UserRegion,
 };
-use crate::{bindings, kernel_ext::net::SkBuff, proto::cqe::KernelWc};
-use core::{marker::PhantomData, mem::offset_of, ptr::addr_of_mut};
+use crate::{bindings, proto::cqe::KernelWc};
+use core::marker::PhantomData;
 use kernel::{
     error::{from_result, to_result},
     ffi, new_mutex,
     prelude::*,
     sync::Arc,
 };
-
-/// How many packets the receive work handles before it yields the CPU.
-const RX_BUDGET: usize = 64;
 
 /// The `ib_device_ops` trampolines of driver `T`.
 pub(super) struct Adapter<T: Driver>(PhantomData<T>);
@@ -59,7 +57,7 @@ impl<T: Driver> Adapter<T> {
     pub(super) const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
         driver_id: T::DRIVER_ID,
         uverbs_abi_ver: T::UVERBS_ABI_VERSION,
-        dealloc_driver: Some(Self::dealloc_driver),
+        dealloc_driver: Some(Container::<T>::dealloc_driver),
         query_device: Some(Self::query_device),
         query_port: Some(Self::query_port),
         query_pkey: Some(Self::query_pkey),
@@ -116,17 +114,6 @@ impl<T: Driver> Adapter<T> {
         ..unsafe { core::mem::zeroed() }
     };
 
-    /// Whether `ib` is a device of driver `T`: only ours carry our ops.
-    ///
-    /// # Safety
-    ///
-    /// `ib` is a valid device.
-    pub(super) unsafe fn owns(ib: *mut bindings::ib_device) -> bool {
-        // SAFETY: Guaranteed by the caller.
-        let dealloc = unsafe { (*ib).ops.dealloc_driver };
-        dealloc.map(|f| f as *const ()) == Some(Self::dealloc_driver as *const ())
-    }
-
     /// # Safety
     ///
     /// `ib` is a device of ours during one of its callbacks.
@@ -134,68 +121,6 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: ib_core keeps the device alive during its callbacks, and
         // only our devices carry these ops.
         unsafe { Device::from_raw(ib) }
-    }
-
-    /// # Safety
-    ///
-    /// `work` is the `rx_work` of a live `Container<T>`.
-    pub(super) unsafe extern "C" fn rx_work(work: *mut bindings::work_struct) {
-        // SAFETY: Guaranteed by the caller.
-        let c = unsafe {
-            &*work
-                .byte_sub(offset_of!(Container<T>, rx_work))
-                .cast::<Container<T>>()
-        };
-        // SAFETY: The device is alive while its work may run.
-        let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
-        for _ in 0..RX_BUDGET {
-            // SAFETY: The queue is initialised; `rx_handling`, zeroed with
-            // the device, is written under its lock.
-            let skb = unsafe {
-                bindings::rroce_skb_dequeue_stamped(c.rx_queue.get(), c.rx_handling.get())
-            };
-            // SAFETY: Dequeued, so ours.
-            let Some(mut skb) = (unsafe { SkBuff::from_raw(skb) }) else {
-                return;
-            };
-            if skb.linearize().is_ok() {
-                T::receive(dev, skb);
-            }
-        }
-        // More to do: yield, and come back.
-        // SAFETY: As above.
-        unsafe { bindings::rroce_queue_work(c.rx_work.get()) };
-    }
-
-    /// # Safety
-    ///
-    /// `work` is the work of the `tick` of a live `Container<T>`.
-    pub(super) unsafe extern "C" fn tick(work: *mut bindings::work_struct) {
-        // `delayed_work` starts with its `work_struct`.
-        let offset = offset_of!(Container<T>, tick) + offset_of!(bindings::delayed_work, work);
-        // SAFETY: Guaranteed by the caller.
-        let c = unsafe { &*work.byte_sub(offset).cast::<Container<T>>() };
-        // SAFETY: The device is alive while its work may run.
-        T::tick(unsafe { Device::<T>::from_raw(c.ib.get()) });
-    }
-
-    /// # Safety
-    ///
-    /// Called by `ib_dealloc_device`, once, for one of our devices.
-    unsafe extern "C" fn dealloc_driver(ib: *mut bindings::ib_device) {
-        let container = ib.cast::<Container<T>>();
-        // SAFETY: Called once, from `ib_dealloc_device`, after which ib_core
-        // never calls us for this device again: the data can be dropped.
-        unsafe {
-            // Unregistered: no packet is delivered any more. The timer may
-            // rearm itself, which `cancel_delayed_work_sync` copes with.
-            bindings::cancel_work_sync((*container).rx_work.get());
-            bindings::cancel_delayed_work_sync((*container).tick.get());
-            bindings::rroce_skb_queue_purge((*container).rx_queue.get());
-            (*container).registry.delist(ib);
-            core::ptr::drop_in_place(addr_of_mut!((*container).data));
-            core::ptr::drop_in_place(addr_of_mut!((*container).registry));
-        }
     }
 
     /// # Safety

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Routes: where an IP packet goes, found by the IPv4 or IPv6 routing
+//! table for a source, a destination and an outgoing device.
+//!
+//! C headers: [`include/net/route.h`](srctree/include/net/route.h),
+//! [`include/net/ip6_route.h`](srctree/include/net/ip6_route.h)
+
+use super::NetDevice;
+use crate::{bindings, kernel_ext::errno};
+use core::ptr::NonNull;
+use kernel::{
+    error::{from_err_ptr, Error},
+    prelude::*,
+};
+
+/// `IPPROTO_UDP` (`include/uapi/linux/in.h`).
+const IPPROTO_UDP: u8 = 17;
+
+/// A route: a counted reference on a `dst_entry`.
+///
+/// # Invariants
+///
+/// Owns one reference on a valid `dst_entry` without an error.
+pub(crate) struct Dst(NonNull<bindings::dst_entry>);
+
+// SAFETY: A held `dst_entry` may be used and released on any thread.
+unsafe impl Send for Dst {}
+
+impl Dst {
+    /// The route from `saddr` to `daddr` out of `netdev`: IPv4 if both are
+    /// IPv4-mapped, IPv6 if neither is.
+    pub(crate) fn output(netdev: &NetDevice, saddr: &[u8; 16], daddr: &[u8; 16]) -> Result<Self> {
+        match (ipv4_mapped(saddr), ipv4_mapped(daddr)) {
+            (Some(s), Some(d)) => Self::output_v4(netdev, s, d),
+            (None, None) => Self::output_v6(netdev, saddr, daddr),
+            _ => Err(EINVAL),
+        }
+    }
+
+    fn output_v4(netdev: &NetDevice, saddr: [u8; 4], daddr: [u8; 4]) -> Result<Self> {
+        let mut fl = bindings::flowi4 {
+            saddr: u32::from_ne_bytes(saddr),
+            daddr: u32::from_ne_bytes(daddr),
+            ..Default::default()
+        };
+        // SAFETY: By the type invariant of `NetDevice` the device is alive.
+        fl.__fl_common.flowic_oif = unsafe { (*netdev.as_raw()).ifindex };
+        fl.__fl_common.flowic_proto = IPPROTO_UDP;
+        // SAFETY: The device is alive, so is its namespace; `fl` is a valid
+        // flow. The result is a held route or an error pointer.
+        let rt = from_err_ptr(unsafe {
+            bindings::rroce_ip_route_output_key(bindings::rroce_dev_net(netdev.as_raw()), &mut fl)
+        })?;
+        // SAFETY: `rt` is a valid, held route; its `dst` is what is held.
+        let dst = unsafe { bindings::rroce_rtable_dst(rt) };
+        // INVARIANT: IPv4 lookups report errors as error pointers only.
+        NonNull::new(dst).map(Self).ok_or(EINVAL)
+    }
+
+    fn output_v6(netdev: &NetDevice, saddr: &[u8; 16], daddr: &[u8; 16]) -> Result<Self> {
+        // SAFETY: No precondition.
+        if !unsafe { bindings::rroce_ipv6_mod_enabled() } {
+            return Err(errno::eafnosupport());
+        }
+        let mut fl = bindings::flowi6 {
+            saddr: in6_addr(saddr),
+            daddr: in6_addr(daddr),
+            ..Default::default()
+        };
+        // SAFETY: By the type invariant of `NetDevice` the device is alive.
+        fl.__fl_common.flowic_oif = unsafe { (*netdev.as_raw()).ifindex };
+        fl.__fl_common.flowic_proto = IPPROTO_UDP;
+        // SAFETY: As in `output_v4`; IPv6 is enabled, so its stub is set.
+        let dst = from_err_ptr(unsafe {
+            bindings::rroce_ip6_dst_lookup_flow(bindings::rroce_dev_net(netdev.as_raw()), &mut fl)
+        })?;
+        let dst = NonNull::new(dst).ok_or(EINVAL)?;
+        // SAFETY: `dst` is valid; the reference is ours to release.
+        let err = unsafe { bindings::rroce_dst_error(dst.as_ptr()) };
+        if err != 0 {
+            // SAFETY: As above.
+            unsafe { bindings::dst_release(dst.as_ptr()) };
+            return Err(Error::from_errno(err));
+        }
+        // INVARIANT: Held, and without an error.
+        Ok(Self(dst))
+    }
+
+    /// Whether the route leads back into this host, through a loopback
+    /// device.
+    pub(crate) fn is_local(&self) -> bool {
+        // SAFETY: By the type invariant the route is valid and holds its
+        // device.
+        unsafe { bindings::rroce_dst_dev_is_loopback(self.0.as_ptr()) }
+    }
+
+    /// Hands the reference over to C code that releases it.
+    pub(crate) fn into_raw(self) -> *mut bindings::dst_entry {
+        core::mem::ManuallyDrop::new(self).0.as_ptr()
+    }
+}
+
+impl Drop for Dst {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own a reference.
+        unsafe { bindings::dst_release(self.0.as_ptr()) };
+    }
+}
+
+/// The IPv4 address in an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
+fn ipv4_mapped(addr: &[u8; 16]) -> Option<[u8; 4]> {
+    let (prefix, v4) = addr.split_at(12);
+    (prefix == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]).then(|| v4.try_into().ok())?
+}
+
+fn in6_addr(addr: &[u8; 16]) -> bindings::in6_addr {
+    bindings::in6_addr {
+        in6_u: bindings::in6_addr__bindgen_ty_1 { u6_addr8: *addr },
+    }
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A device's memory: the `ib_device`, the driver's data right behind it,
+//! and the device's receive queue and timer.
+//!
+//! [`Registry::add`](super::Registry::add) allocates a [`Container`] in one
+//! piece, as `ib_alloc_device` does for C drivers. Packets reach the device
+//! through [`Device::deliver`], in softirq context; its receive work hands
+//! them to [`Driver::receive`] in process context. `dealloc_driver`, the
+//! last callback ib_core makes, drops the data.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+use super::{device::Held, Device, Driver, Registry};
+use crate::{
+    bindings,
+    kernel_ext::net::{NetDevice, SkBuff},
+};
+use core::{mem::offset_of, ptr::addr_of_mut};
+use kernel::{
+    sync::Arc,
+    types::{ARef, Opaque},
+};
+
+/// How many packets the receive work handles before it yields the CPU.
+const RX_BUDGET: usize = 64;
+
+/// An `ib_device` of driver `T`, followed by its data.
+#[repr(C)]
+pub(super) struct Container<T: Driver> {
+    pub(super) ib: Opaque<bindings::ib_device>,
+    pub(super) registry: Arc<Registry<T>>,
+    /// Received packets waiting for `rx_work`, each stamped with the
+    /// jiffies it arrived at.
+    pub(super) rx_queue: Opaque<bindings::sk_buff_head>,
+    /// The stamp of the packet `rx_work` is handling, 0 between packets;
+    /// under `rx_queue`'s lock.
+    pub(super) rx_handling: Opaque<usize>,
+    pub(super) rx_work: Opaque<bindings::work_struct>,
+    /// The device's timer.
+    pub(super) tick: Opaque<bindings::delayed_work>,
+    pub(super) data: T,
+}
+
+impl<T: Driver> Container<T> {
+    /// Whether `ib` is a device of driver `T`: only ours are deallocated by
+    /// our `dealloc_driver`.
+    ///
+    /// # Safety
+    ///
+    /// `ib` is a valid device.
+    pub(super) unsafe fn owns(ib: *mut bindings::ib_device) -> bool {
+        // SAFETY: Guaranteed by the caller.
+        let dealloc = unsafe { (*ib).ops.dealloc_driver };
+        dealloc.map(|f| f as *const ()) == Some(Self::dealloc_driver as *const ())
+    }
+
+    /// # Safety
+    ///
+    /// `work` is the `rx_work` of a live `Container<T>`.
+    pub(super) unsafe extern "C" fn rx_work(work: *mut bindings::work_struct) {
+        // SAFETY: Guaranteed by the caller.
+        let c = unsafe { &*work.byte_sub(offset_of!(Self, rx_work)).cast::<Self>() };
+        // SAFETY: The device is alive while its work may run.
+        let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
+        for _ in 0..RX_BUDGET {
+            let Some(mut skb) = c.rx_dequeue() else {
+                return;
+            };
+            if skb.linearize().is_ok() {
+                T::receive(dev, skb);
+            }
+        }
+        // More to do: yield, and come back.
+        // SAFETY: As above.
+        unsafe { bindings::rroce_queue_work(c.rx_work.get()) };
+    }
+
+    /// # Safety
+    ///
+    /// `work` is the work of the `tick` of a live `Container<T>`.
+    pub(super) unsafe extern "C" fn tick(work: *mut bindings::work_struct) {
+        // `delayed_work` starts with its `work_struct`.
+        let offset = offset_of!(Self, tick) + offset_of!(bindings::delayed_work, work);
+        // SAFETY: Guaranteed by the caller.
+        let c = unsafe { &*work.byte_sub(offset).cast::<Self>() };
+        // SAFETY: The device is alive while its work may run.
+        T::tick(unsafe { Device::<T>::from_raw(c.ib.get()) });
+    }
+
+    /// # Safety
+    ///
+    /// Called by `ib_dealloc_device`, once, for one of our devices.
+    pub(super) unsafe extern "C" fn dealloc_driver(ib: *mut bindings::ib_device) {
+        let container = ib.cast::<Self>();
+        // SAFETY: Called once, from `ib_dealloc_device`, after which ib_core
+        // never calls us for this device again: the data can be dropped.
+        unsafe {
+            // Unregistered: no packet is delivered any more. The timer may
+            // rearm itself, which `cancel_delayed_work_sync` copes with.
+            bindings::cancel_work_sync((*container).rx_work.get());
+            bindings::cancel_delayed_work_sync((*container).tick.get());
+            bindings::rroce_skb_queue_purge((*container).rx_queue.get());
+            (*container).registry.delist(ib);
+            core::ptr::drop_in_place(addr_of_mut!((*container).data));
+            core::ptr::drop_in_place(addr_of_mut!((*container).registry));
+        }
+    }
+}
+
+/// The receive queue. Each packet is stamped with the jiffies it arrived at,
+/// and the one being handled leaves its stamp in `rx_handling`, so that
+/// [`Device::rx_clock`] can tell how far handling has come.
+impl<T: Driver> Container<T> {
+    fn rx_enqueue(&self, skb: SkBuff) {
+        let queue = self.rx_queue.get();
+        let skb = skb.into_raw();
+        // SAFETY: The queue was initialised with the device; the skb's
+        // control block is ours (the UDP tunnel handed it over, or we built
+        // it), and the queue takes the skb.
+        unsafe {
+            *bindings::rroce_skb_stamp(skb) = bindings::rroce_jiffies();
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            bindings::rroce___skb_queue_tail(queue, skb);
+            bindings::rroce_skb_queue_unlock(queue, flags);
+        }
+    }
+
+    /// Takes the oldest packet and, under the same lock, records its stamp
+    /// as the one being handled (0 if there is none): while it is handled
+    /// it is in neither place otherwise.
+    fn rx_dequeue(&self) -> Option<SkBuff> {
+        let queue = self.rx_queue.get();
+        // SAFETY: The queue was initialised with the device, and
+        // `rx_handling` is only accessed under its lock.
+        unsafe {
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            let skb = bindings::rroce___skb_dequeue(queue);
+            *self.rx_handling.get() = if skb.is_null() {
+                0
+            } else {
+                *bindings::rroce_skb_stamp(skb)
+            };
+            bindings::rroce_skb_queue_unlock(queue, flags);
+            // Dequeued, so ours.
+            SkBuff::from_raw(skb)
+        }
+    }
+
+    /// The stamp of the packet being handled, else of the oldest waiting,
+    /// else `now`: every packet that arrived before it has been handled.
+    fn rx_oldest(&self, now: usize) -> usize {
+        let queue = self.rx_queue.get();
+        // SAFETY: As in `rx_dequeue`; a queued skb stays valid while the
+        // lock is held.
+        unsafe {
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            let handling = *self.rx_handling.get();
+            let oldest = bindings::rroce_skb_peek(queue);
+            let stamp = if handling != 0 {
+                handling
+            } else if !oldest.is_null() {
+                *bindings::rroce_skb_stamp(oldest)
+            } else {
+                now
+            };
+            bindings::rroce_skb_queue_unlock(queue, flags);
+            stamp
+        }
+    }
+}
+
+impl<T: Driver> Device<T> {
+    pub(super) fn container(&self) -> &Container<T> {
+        // SAFETY: By the type invariant the device sits at offset 0 of a
+        // live, initialised `Container<T>` (`repr(C)`).
+        unsafe { &*self.as_raw().cast::<Container<T>>() }
+    }
+
+    /// The driver's data.
+    pub(crate) fn data(&self) -> &T {
+        &self.container().data
+    }
+
+    /// Queues a received packet for the device it arrived on, if that is
+    /// one of ours; otherwise drops it. Callable in softirq context.
+    pub(crate) fn deliver(skb: SkBuff) {
+        if let Some(dev) = skb.dev().and_then(Self::get_by_netdev) {
+            dev.deliver_bounded(skb);
+        }
+    }
+
+    /// Queues a packet from the wire, unless the backlog is full.
+    fn deliver_bounded(&self, skb: SkBuff) {
+        let queue = self.container().rx_queue.get();
+        // SAFETY: The queue was initialised with the device; its length is
+        // read without its lock, as a hint.
+        let queued = unsafe { bindings::rroce_skb_queue_len_lockless(queue) };
+        if queued >= T::RX_BACKLOG {
+            drop(skb);
+            T::rx_dropped(self);
+        } else {
+            self.deliver_local(skb);
+        }
+    }
+
+    /// Queues a packet for this device's receive work: one of its own, sent
+    /// to itself, which its senders' windows bound.
+    pub(crate) fn deliver_local(&self, skb: SkBuff) {
+        let c = self.container();
+        c.rx_enqueue(skb);
+        // SAFETY: The work was initialised with the device and is cancelled
+        // before it is freed.
+        unsafe { bindings::rroce_queue_work(c.rx_work.get()) };
+    }
+
+    /// The receive clock, in jiffies: the time up to which every packet
+    /// received has been through [`Driver::receive`]. It is now, unless one
+    /// is being handled or waits in the backlog; then it is when the oldest
+    /// of those arrived. Timers that wait for a peer read it, so that an
+    /// answer queued behind other packets is not taken for silence.
+    pub(crate) fn rx_clock(&self) -> u64 {
+        // SAFETY: Reading `jiffies` has no precondition.
+        let now = unsafe { bindings::rroce_jiffies() };
+        self.container().rx_oldest(now) as u64
+    }
+
+    /// Fires [`Driver::tick`] now: work was posted from a context where it
+    /// could not be run. Callable in any context.
+    pub(crate) fn kick(&self) {
+        // SAFETY: As in `arm_tick`.
+        unsafe { bindings::rroce_mod_delayed_work(self.container().tick.get(), 0) };
+    }
+
+    /// Fires [`Driver::tick`] in `usecs` microseconds, unless it is already
+    /// due sooner.
+    pub(crate) fn arm_tick(&self, usecs: u32) {
+        // SAFETY: The timer was initialised with the device and is cancelled
+        // before it is freed.
+        unsafe {
+            let delay = bindings::rroce_usecs_to_jiffies(usecs);
+            bindings::rroce_queue_delayed_work(self.container().tick.get(), delay);
+        }
+    }
+
+    /// The device of driver `T` bound to `netdev`, if any.
+    pub(crate) fn get_by_netdev(netdev: &NetDevice) -> Option<ARef<Self>> {
+        let held = Held::by_netdev(netdev, T::DRIVER_ID)?;
+        // Another driver may use the same driver id (the C rxe does): only
+        // the devices that carry `T`'s ops head a `Container<T>`.
+        // SAFETY: `held` keeps the device alive.
+        if !unsafe { Container::<T>::owns(held.as_raw()) } {
+            return None;
+        }
+        // SAFETY: Ours, so it heads a `Container<T>`.
+        Some(unsafe { held.into_device() })
+    }
+
+    /// Whether any device of driver id `T::DRIVER_ID` is bound to `netdev`,
+    /// ours or another driver's.
+    pub(crate) fn exists_on(netdev: &NetDevice) -> bool {
+        Held::by_netdev(netdev, T::DRIVER_ID).is_some()
+    }
+}
