@@ -84,7 +84,7 @@ host_disconnect() {
 # write_check MIB: fio writes MIB MiB to the namespace in 4 KiB..1 MiB
 # pieces from 4 jobs, reads it back and checks every block.
 write_check() {
-	timeout 600 fio --name=rroce --filename="$NS" --direct=1 \
+	timeout $((600 * ${RROCE_SLOWDOWN:-1})) fio --name=rroce --filename="$NS" --direct=1 \
 		--ioengine=psync --rw=write --bsrange=4k-1m \
 		--size=$(($1 / 4))m --numjobs=4 --offset_increment=$(($1 / 4))m \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
@@ -97,7 +97,7 @@ write_check() {
 # the polled queue, whose CQ nvme-rdma polls directly (IB_POLL_DIRECT).
 polled_check() {
 	[ "$(cat /sys/block/${NS#/dev/}/queue/io_poll)" = 1 ] || return 1
-	timeout 300 fio --name=polled --filename="$NS" --direct=1 --ioengine=pvsync2 \
+	timeout $((300 * ${RROCE_SLOWDOWN:-1})) fio --name=polled --filename="$NS" --direct=1 --ioengine=pvsync2 \
 		--hipri=1 --rw=write --bs=4k --size=4m \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
 		>/tmp/fio.out 2>&1 && return
