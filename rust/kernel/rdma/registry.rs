@@ -4,7 +4,7 @@
 //! them all when the driver goes.
 //!
 //! A driver implements [`Driver`] for its per-device data. [`Registry::add`]
-//! (in `adapter/register.rs`, beside the ops table it installs) allocates an
+//! (in `register.rs`, which installs the ops table) allocates an
 //! `ib_device` with that data right behind it, fills in the ops table from
 //! the trait, and registers it. From then on ib_core owns the
 //! device: it is removed by `rdma link delete`, by
