@@ -211,7 +211,6 @@ void rroce_ip_select_ident(struct sk_buff *skb)
 	__ip_select_ident(dev_net(skb_dst(skb)->dev), ip_hdr(skb), 1);
 }
 
-/* Sends a packet rroce_skb_route() prepared; consumes it. */
 void rroce_skb_queue_head_init(struct sk_buff_head *list)
 {
 	skb_queue_head_init(list);

@@ -40,13 +40,11 @@ impl Dst {
 
     fn output_v4(netdev: &NetDevice, saddr: [u8; 4], daddr: [u8; 4]) -> Result<Self> {
         let mut fl = bindings::flowi4 {
+            __fl_common: udp_flow_out_of(netdev),
             saddr: u32::from_ne_bytes(saddr),
             daddr: u32::from_ne_bytes(daddr),
             ..Default::default()
         };
-        // SAFETY: By the type invariant of `NetDevice` the device is alive.
-        fl.__fl_common.flowic_oif = unsafe { (*netdev.as_raw()).ifindex };
-        fl.__fl_common.flowic_proto = IPPROTO_UDP;
         // SAFETY: The device is alive, so is its namespace; `fl` is a valid
         // flow. The result is a held route or an error pointer.
         let rt = from_err_ptr(unsafe {
@@ -64,13 +62,11 @@ impl Dst {
             return Err(errno::eafnosupport());
         }
         let mut fl = bindings::flowi6 {
+            __fl_common: udp_flow_out_of(netdev),
             saddr: in6_addr(saddr),
             daddr: in6_addr(daddr),
             ..Default::default()
         };
-        // SAFETY: By the type invariant of `NetDevice` the device is alive.
-        fl.__fl_common.flowic_oif = unsafe { (*netdev.as_raw()).ifindex };
-        fl.__fl_common.flowic_proto = IPPROTO_UDP;
         // SAFETY: As in `output_v4`; IPv6 is enabled, so its stub is set.
         let dst = from_err_ptr(unsafe {
             bindings::rroce_ip6_dst_lookup_flow(bindings::rroce_dev_net(netdev.as_raw()), &mut fl)
@@ -105,6 +101,16 @@ impl Drop for Dst {
     fn drop(&mut self) {
         // SAFETY: By the type invariant we own a reference.
         unsafe { bindings::dst_release(self.0.as_ptr()) };
+    }
+}
+
+/// What an IPv4 and an IPv6 flow of ours share: UDP, out of `netdev`.
+fn udp_flow_out_of(netdev: &NetDevice) -> bindings::flowi_common {
+    bindings::flowi_common {
+        // SAFETY: By the type invariant of `NetDevice` the device is alive.
+        flowic_oif: unsafe { (*netdev.as_raw()).ifindex },
+        flowic_proto: IPPROTO_UDP,
+        ..Default::default()
     }
 }
 
