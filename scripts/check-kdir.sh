@@ -22,7 +22,7 @@ die() {
 if [ -z "$kdir" ] || [ ! -d "$kdir" ]; then
 	if [ "$origin" = default ]; then
 		die "no test kernel is built yet${kdir:+ (expected at $kdir)}." \
-			"Run 'make kernel' to build it (about 10 minutes on 2 cores), or" \
+			"Run 'make kernel' to build it (about 30 minutes on 2 cores), or" \
 			"pass KDIR=/path/to/a/kernel/build/tree built with CONFIG_RUST=y."
 	fi
 	die "KDIR=$kdir does not exist." "Pass the build tree (O=...) of a kernel built with CONFIG_RUST=y."
