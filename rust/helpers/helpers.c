@@ -155,6 +155,21 @@ bool rroce_dst_dev_is_loopback(const struct dst_entry *dst)
 	return dst->dev->flags & IFF_LOOPBACK;
 }
 
+void rroce_dst_hold(struct dst_entry *dst)
+{
+	dst_hold(dst);
+}
+
+struct dst_entry *rroce_dst_check(struct dst_entry *dst, u32 cookie)
+{
+	return dst_check(dst, cookie);
+}
+
+u32 rroce_rt6_get_cookie(struct dst_entry *dst)
+{
+	return rt6_get_cookie(dst_rt6_info(dst));
+}
+
 void rroce_skb_clear_hash(struct sk_buff *skb)
 {
 	skb_clear_hash(skb);
@@ -366,4 +381,14 @@ struct llist_node *rroce_llist_del_all(struct llist_head *head)
 bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay)
 {
 	return mod_delayed_work(system_wq, work, delay);
+}
+
+unsigned int rroce_crypto_shash_descsize(struct crypto_shash *tfm)
+{
+	return crypto_shash_descsize(tfm);
+}
+
+void rroce_crypto_free_shash(struct crypto_shash *tfm)
+{
+	crypto_free_shash(tfm);
 }

@@ -6,6 +6,7 @@
 #ifndef RROCE_HELPERS_H
 #define RROCE_HELPERS_H
 
+#include <crypto/hash.h>
 #include <linux/llist.h>
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
@@ -52,6 +53,9 @@ bool rroce_ipv6_mod_enabled(void);
 struct dst_entry *rroce_ip6_dst_lookup_flow(struct net *net, struct flowi6 *fl);
 int rroce_dst_error(const struct dst_entry *dst);
 bool rroce_dst_dev_is_loopback(const struct dst_entry *dst);
+void rroce_dst_hold(struct dst_entry *dst);
+struct dst_entry *rroce_dst_check(struct dst_entry *dst, u32 cookie);
+u32 rroce_rt6_get_cookie(struct dst_entry *dst);
 void rroce_skb_clear_hash(struct sk_buff *skb);
 void rroce_skb_set_csum_none(struct sk_buff *skb);
 void rroce_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst);
@@ -95,5 +99,8 @@ struct net_device *rroce_skb_dev(struct sk_buff *skb);
 bool rroce_llist_add(struct llist_node *node, struct llist_head *head);
 struct llist_node *rroce_llist_del_all(struct llist_head *head);
 bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay);
+
+unsigned int rroce_crypto_shash_descsize(struct crypto_shash *tfm);
+void rroce_crypto_free_shash(struct crypto_shash *tfm);
 
 #endif

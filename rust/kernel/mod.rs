@@ -7,6 +7,8 @@
 //! argument; the driver in `drivers/infiniband/sw/rroce/` uses only the safe
 //! interfaces exported here.
 
+pub(crate) mod crc32;
+pub(crate) mod fill;
 pub(crate) mod llist;
 pub(crate) mod net;
 pub(crate) mod rdma;

@@ -9,10 +9,15 @@
 pub(crate) mod route;
 pub(crate) mod udp_tunnel;
 
-use self::route::Dst;
+use self::route::RouteCache;
 
 use crate::bindings;
-use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
+use crate::kernel_ext::fill::Fill;
+use core::{
+    marker::PhantomData,
+    mem::{ManuallyDrop, MaybeUninit},
+    ptr::NonNull,
+};
 use kernel::{
     error::to_result,
     ffi,
@@ -228,7 +233,8 @@ impl<T: NetdevNotifier> Drop for NotifierRegistration<T> {
 ///
 /// # Invariants
 ///
-/// The pointer is a valid skb that nobody else frees.
+/// The pointer is a valid skb that nobody else frees, whose linear data is
+/// initialised.
 pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
 
 // SAFETY: An owned skb may be processed and freed on any thread.
@@ -245,25 +251,41 @@ impl SkBuff {
         NonNull::new(skb).map(Self)
     }
 
-    /// A buffer of `len` zeroed bytes, with room in front for the link, IP
-    /// and UDP headers.
-    pub(crate) fn alloc(len: usize) -> Result<Self> {
+    /// A buffer of `len` bytes, which `fill` writes, every one of them
+    /// (`EINVAL` if it does not), with room in front for the link, IP and
+    /// UDP headers. The bytes are not zeroed first.
+    pub(crate) fn build<E: From<Error>>(
+        len: usize,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let headroom = bindings::RROCE_SKB_HEADROOM;
         let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
         let size = len32.checked_add(headroom).ok_or(EINVAL)?;
         // SAFETY: Any size may be asked for; failure is a null pointer.
-        let skb = unsafe { bindings::rroce_alloc_skb(size) };
-        // INVARIANT: A new skb, ours alone.
-        let skb = NonNull::new(skb).map(Self).ok_or(ENOMEM)?;
-        // SAFETY: The new skb is empty, with room for `headroom + len`
-        // bytes: the headroom goes in front, then `len` bytes of data,
-        // which `skb_put` returns and we zero.
-        unsafe {
-            let raw = skb.0.as_ptr();
-            bindings::rroce_skb_reserve(raw, headroom);
-            core::ptr::write_bytes(bindings::skb_put(raw, len32), 0, len);
+        let raw = NonNull::new(unsafe { bindings::rroce_alloc_skb(size) }).ok_or(ENOMEM)?;
+        // SAFETY: The new skb is ours and empty, with room for
+        // `headroom + len` bytes: the headroom goes in front, then `len`
+        // bytes of data, which `skb_put` returns, uninitialised.
+        let data = unsafe {
+            bindings::rroce_skb_reserve(raw.as_ptr(), headroom);
+            let data = bindings::skb_put(raw.as_ptr(), len32);
+            core::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len)
+        };
+        let mut f = Fill::new(data);
+        let filled = fill(&mut f).and_then(|()| {
+            if f.is_full() {
+                Ok(())
+            } else {
+                Err(EINVAL.into())
+            }
+        });
+        if let Err(e) = filled {
+            // SAFETY: Ours, and never handed out.
+            unsafe { bindings::rroce_kfree_skb(raw.as_ptr()) };
+            return Err(e);
         }
-        Ok(skb)
+        // INVARIANT: A new skb, ours alone, its data all written.
+        Ok(Self(raw))
     }
 
     /// The linear data, from `skb->data` to the end of the linear part.
@@ -310,14 +332,16 @@ impl SkBuff {
     }
 
     /// Routes the packet from `saddr` to `daddr` (IPv6, or IPv4-mapped
-    /// for IPv4) out of `netdev`, and attaches the route to it.
+    /// for IPv4) out of `netdev`, by `cache` while it holds, and attaches
+    /// the route to it.
     pub(crate) fn route(
         &mut self,
+        cache: &mut RouteCache,
         netdev: &NetDevice,
         saddr: &[u8; 16],
         daddr: &[u8; 16],
     ) -> Result<Route> {
-        let dst = Dst::output(netdev, saddr, daddr)?;
+        let dst = cache.output(netdev, saddr, daddr)?;
         let route = if dst.is_local() {
             Route::Local
         } else {

@@ -95,6 +95,78 @@ impl Dst {
     pub(crate) fn into_raw(self) -> *mut bindings::dst_entry {
         core::mem::ManuallyDrop::new(self).0.as_ptr()
     }
+
+    /// Another reference on the same route.
+    fn another(&self) -> Self {
+        // SAFETY: By the type invariant the route is valid; the new
+        // reference is the returned value's.
+        unsafe { bindings::rroce_dst_hold(self.0.as_ptr()) };
+        // INVARIANT: Held, and without an error, as `self`.
+        Self(self.0)
+    }
+}
+
+/// The route a sender used last, for as long as the kernel does not
+/// obsolete it (when routes or devices change): a QP sends to one address,
+/// so it looks its route up once, not for every packet. The C rxe keeps its
+/// QPs' routes in their sockets the same way.
+pub(crate) struct RouteCache(Option<Cached>);
+
+struct Cached {
+    oif: i32,
+    saddr: [u8; 16],
+    daddr: [u8; 16],
+    /// What `dst_check` needs to know the route still holds: IPv6's
+    /// serial number of the routing tree; 0 for IPv4.
+    cookie: u32,
+    dst: Dst,
+}
+
+impl RouteCache {
+    /// Nothing cached.
+    pub(crate) const fn new() -> Self {
+        Self(None)
+    }
+
+    /// [`Dst::output`], from the cache while it holds.
+    pub(crate) fn output(
+        &mut self,
+        netdev: &NetDevice,
+        saddr: &[u8; 16],
+        daddr: &[u8; 16],
+    ) -> Result<Dst> {
+        let oif = ifindex(netdev);
+        if let Some(c) = &self.0 {
+            if c.oif == oif && c.saddr == *saddr && c.daddr == *daddr {
+                // SAFETY: The route is valid, by `Dst`'s invariant.
+                let held = unsafe { bindings::rroce_dst_check(c.dst.0.as_ptr(), c.cookie) };
+                if !held.is_null() {
+                    return Ok(c.dst.another());
+                }
+            }
+        }
+        self.0 = None;
+        let dst = Dst::output(netdev, saddr, daddr)?;
+        let cookie = if ipv4_mapped(daddr).is_some() {
+            0
+        } else {
+            // SAFETY: An IPv6 route, valid by `Dst`'s invariant.
+            unsafe { bindings::rroce_rt6_get_cookie(dst.0.as_ptr()) }
+        };
+        self.0 = Some(Cached {
+            oif,
+            saddr: *saddr,
+            daddr: *daddr,
+            cookie,
+            dst: dst.another(),
+        });
+        Ok(dst)
+    }
+}
+
+fn ifindex(netdev: &NetDevice) -> i32 {
+    // SAFETY: By the type invariant of `NetDevice` the device is alive.
+    unsafe { (*netdev.as_raw()).ifindex }
 }
 
 impl Drop for Dst {
@@ -107,8 +179,7 @@ impl Drop for Dst {
 /// What an IPv4 and an IPv6 flow of ours share: UDP, out of `netdev`.
 fn udp_flow_out_of(netdev: &NetDevice) -> bindings::flowi_common {
     bindings::flowi_common {
-        // SAFETY: By the type invariant of `NetDevice` the device is alive.
-        flowic_oif: unsafe { (*netdev.as_raw()).ifindex },
+        flowic_oif: ifindex(netdev),
         flowic_proto: IPPROTO_UDP,
         ..Default::default()
     }

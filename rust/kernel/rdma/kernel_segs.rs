@@ -10,6 +10,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use crate::bindings;
+use crate::kernel_ext::fill::Fill;
 use kernel::{alloc::Flags, prelude::*};
 
 /// The lkey of kernel memory: the device's `local_dma_lkey`.
@@ -92,14 +93,19 @@ impl KernelSegs {
         .ok_or(EFAULT)?
     }
 
-    /// Copies bytes `at..at + dst.len()` of the memory into `dst`.
-    pub(crate) fn gather(&self, at: usize, dst: &mut [u8]) -> Result {
-        self.walk(at, dst.len(), |addr, r| {
-            let d = &mut dst[r];
+    /// Appends bytes `at..at + len` of the memory to `dst`; `EFAULT` past
+    /// the end of either.
+    pub(crate) fn gather(&self, at: usize, len: usize, dst: &mut Fill<'_>) -> Result {
+        if len > dst.remaining() {
+            return Err(EFAULT);
+        }
+        let mut res = Ok(());
+        self.walk(at, len, |addr, r| {
             // SAFETY: By the type invariant the piece is valid kernel memory,
-            // and `walk` keeps inside it and inside `dst`.
-            unsafe { core::ptr::copy_nonoverlapping(addr as *const u8, d.as_mut_ptr(), d.len()) }
-        })
+            // and `walk` keeps inside it; the consumer's memory is not `dst`.
+            res = res.and(unsafe { dst.put_raw(addr as *const u8, r.len()) });
+        })?;
+        res
     }
 
     /// Copies `src` to bytes `at..at + src.len()` of the memory.

@@ -12,6 +12,7 @@ use super::{
     Av,
 };
 use crate::bindings;
+use crate::kernel_ext::fill::Fill;
 use crate::proto::{
     cqe::KernelWc,
     wqe::{FastReg, WrOpcode, SEND_INLINE},
@@ -50,7 +51,7 @@ pub(super) unsafe fn send_wqe(
     let data = if flags & SEND_INLINE != 0 {
         // Inline data is the consumer's to reuse once posted: copy it now.
         let mut bytes = KVec::from_elem(0u8, segs.len(), GFP_ATOMIC)?;
-        segs.gather(0, &mut bytes)?;
+        segs.gather(0, segs.len(), &mut Fill::over(&mut bytes))?;
         SendData::Inline(bytes)
     } else {
         SendData::Kernel(segs)

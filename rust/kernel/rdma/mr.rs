@@ -6,6 +6,7 @@
 
 use super::Device;
 use crate::bindings;
+use crate::kernel_ext::fill::Fill;
 use core::ptr::NonNull;
 use kernel::{error::from_err_ptr, ffi, page::PAGE_SIZE, prelude::*};
 
@@ -178,9 +179,10 @@ impl Umem {
         self.pages.write(offset, src)
     }
 
-    /// Copies from the region at `offset` into `dst`; `EFAULT` past its end.
-    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
-        self.pages.read(offset, dst)
+    /// Appends `len` bytes of the region at `offset` to `dst`; `EFAULT`
+    /// past the end of either.
+    pub(crate) fn read(&self, offset: usize, len: usize, dst: &mut Fill<'_>) -> Result {
+        self.pages.read(offset, len, dst)
     }
 
     /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
@@ -245,16 +247,21 @@ impl Pages {
         })
     }
 
-    /// Copies from the region at `offset` into `dst`; `EFAULT` past its end.
-    fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
-        self.pieces(offset, dst.len(), |page, in_page, at, n| {
-            // SAFETY: As in `write`, with `dst` written.
-            unsafe {
-                page.with_mapped(|va| {
-                    core::ptr::copy_nonoverlapping(va.add(in_page), dst.as_mut_ptr().add(at), n)
-                })
-            }
-        })
+    /// Appends `len` bytes of the region at `offset` to `dst`; `EFAULT`
+    /// past the end of either.
+    fn read(&self, offset: usize, len: usize, dst: &mut Fill<'_>) -> Result {
+        if len > dst.remaining() {
+            return Err(EFAULT);
+        }
+        let mut res = Ok(());
+        self.pieces(offset, len, |page, in_page, _, n| {
+            // SAFETY: A valid page, by the invariant, and `in_page + n` <=
+            // PAGE_SIZE: its `n` bytes are readable while mapped, and are
+            // user or DMA memory, which `dst` does not overlap.
+            let r = unsafe { page.with_mapped(|va| dst.put_raw(va.add(in_page), n)) };
+            res = res.and(r);
+        })?;
+        res
     }
 
     /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
@@ -335,9 +342,10 @@ impl KernelPages {
         self.pages.write(offset, src)
     }
 
-    /// Copies from the memory at `offset` into `dst`; `EFAULT` past its end.
-    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result {
-        self.pages.read(offset, dst)
+    /// Appends `len` bytes of the memory at `offset` to `dst`; `EFAULT`
+    /// past the end of either.
+    pub(crate) fn read(&self, offset: usize, len: usize, dst: &mut Fill<'_>) -> Result {
+        self.pages.read(offset, len, dst)
     }
 
     /// Runs `op` on the 8 aligned bytes at `offset`; returns the original

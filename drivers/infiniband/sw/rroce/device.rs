@@ -11,6 +11,8 @@ use crate::counters::{self, Counter, Counters};
 use crate::cq::Cq;
 use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
+    crc32::Crc32,
+    fill::Fill,
     msleep,
     net::NetDevice,
     net::SkBuff,
@@ -34,7 +36,7 @@ use crate::qp_state::QpCore;
 use crate::services::Services;
 use crate::srq::Srq;
 use crate::udp::{self, Transport, TransportUse};
-use crate::xmit;
+use crate::xmit::{self, Flow};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc, types::ARef};
 
@@ -71,6 +73,8 @@ pub(crate) struct RroceDevice {
     port_active: AtomicBool,
     /// Node and system image GUID, from the netdev's MAC.
     guid: [u8; 8],
+    /// Seals and checks the ICRC.
+    crc: Crc32,
 }
 
 /// The registry of rroce devices, reachable from `rdma link add`.
@@ -407,7 +411,7 @@ impl Driver for RroceDevice {
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         let data = dev.data();
         data.count(Counter::RcvdPkts);
-        let (pkt, ip) = match udp::parse(&skb) {
+        let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
             Ok(parsed) => parsed,
             Err(drop) => return data.count(drop),
         };
@@ -469,12 +473,12 @@ impl Services for Device<RroceDevice> {
     fn transmit(
         &self,
         av: &Av,
-        sport: u16,
+        flow: &Flow,
         headers: Headers,
         payload_len: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result {
-        xmit::send(self, av, sport, headers, payload_len, fill)
+        xmit::send(self, &self.data().crc, av, flow, headers, payload_len, fill)
     }
 
     fn kick(&self) {
@@ -529,6 +533,7 @@ impl NewLink for RroceDevice {
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,
+                crc: Crc32::new(),
             }),
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());

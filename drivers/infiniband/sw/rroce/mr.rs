@@ -14,6 +14,7 @@
 use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
+    fill::Fill,
     random_u32,
     rdma::{
         Access, AtomicOp, Device, Driver, KernelPages, MrKeys, Umem, UserRegion, LOCAL_DMA_LKEY,
@@ -432,13 +433,18 @@ impl MrCore {
         .map_err(|_| MrError::Range)
     }
 
-    /// Copies from `offset`, which `lookup` checked, into `dst`.
-    pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), MrError> {
+    /// Appends `len` bytes from `offset`, which `lookup` checked, to `dst`.
+    pub(crate) fn read(
+        &self,
+        offset: usize,
+        len: usize,
+        dst: &mut Fill<'_>,
+    ) -> Result<(), MrError> {
         match &self.region {
-            Region::User { umem, .. } => umem.read(offset, dst),
+            Region::User { umem, .. } => umem.read(offset, len, dst),
             Region::Fast(fast) => {
                 let f = fast.lock();
-                Self::valid(&f)?.read(offset, dst)
+                Self::valid(&f)?.read(offset, len, dst)
             }
         }
         .map_err(|_| MrError::Range)

@@ -39,7 +39,8 @@ use crate::ring::UserRing;
 use crate::send_queue::SendQueue;
 use crate::services::Services;
 use crate::srq::Srq;
-use crate::{completer, requester, responder, xmit};
+use crate::xmit::Flow;
+use crate::{completer, requester, responder};
 use kernel::{new_mutex, prelude::*, sync::Arc};
 
 /// QP1, the general services QP.
@@ -122,7 +123,7 @@ impl Qp {
             .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
         let build = |qpn| {
-            let sport = xmit::source_port(qpn);
+            let flow = Flow::new(qpn);
             Arc::pin_init(
                 try_pin_init!(QpCore {
                     qpn,
@@ -137,7 +138,7 @@ impl Qp {
                     srq,
                     send_cq: links.send.core(),
                     recv_cq: links.recv.core(),
-                    sport,
+                    flow <- flow,
                     ud_mtu,
                     inner <- new_mutex!(Some(QpInner {
                         attr: QpAttr::default(),

@@ -11,6 +11,7 @@
 use crate::counters::Counter;
 use crate::cq::CqCore;
 use crate::index::PdNum;
+use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{
     Av, Mtu, QpAttr, QpCaps, QpHandle, QpState, QpType, RecvWqe, SendWqe, Wc,
 };
@@ -29,6 +30,7 @@ use crate::ring::UserRing;
 use crate::send_queue::{Fetched, SendQueue};
 use crate::services::Services;
 use crate::srq::SrqCore;
+use crate::xmit::Flow;
 use kernel::{
     prelude::*,
     sync::{Arc, Mutex},
@@ -54,8 +56,9 @@ pub(crate) struct QpCore {
     pub(crate) srq: Option<Arc<SrqCore>>,
     pub(crate) send_cq: Arc<CqCore>,
     pub(crate) recv_cq: Arc<CqCore>,
-    /// The UDP source port of its packets.
-    pub(crate) sport: u16,
+    /// The UDP source port and route of its packets.
+    #[pin]
+    pub(crate) flow: Flow,
     /// UD: the largest datagram, from the port's MTU at creation.
     pub(crate) ud_mtu: u32,
     /// Its state; none once it is destroyed, when nothing may touch its
@@ -109,9 +112,9 @@ impl QpCore {
         av: &Av,
         headers: Headers,
         payload_len: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) {
-        let counter = match dev.transmit(av, self.sport, headers, payload_len, fill) {
+        let counter = match dev.transmit(av, &self.flow, headers, payload_len, fill) {
             Ok(()) => Counter::SentPkts,
             Err(_) => Counter::SendErr,
         };

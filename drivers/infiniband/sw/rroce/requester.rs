@@ -298,7 +298,7 @@ fn send_packet(
     if let Some(e) = window.get(index) {
         let local = &e.local;
         qp.send(dev, &av, headers, p.len, |buf| {
-            local.gather(p.at, buf).map_err(|_| EFAULT)
+            local.gather(p.at, p.len, buf).map_err(|_| EFAULT)
         });
     }
     window.sent(index, next, rc, jiffies());

@@ -491,7 +491,7 @@ fn read(
         };
         let mr = &mr;
         qp.send(dev, &inner.av, headers, chunk, |buf| match mr {
-            Some(mr) => mr.read(offset + at, buf).map_err(|_| EFAULT),
+            Some(mr) => mr.read(offset + at, chunk, buf).map_err(|_| EFAULT),
             None => Ok(()),
         });
     }

@@ -5,6 +5,7 @@
 //! packet after that copies without a lookup and within checked bounds.
 
 use crate::index::{PdNum, Pool};
+use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{Access, KernelSegs, RecvData, SendData};
 use crate::kernel_ext::walk_pieces;
 use crate::mr::{self, MrCore, MrError};
@@ -67,8 +68,9 @@ impl SegList {
         self.total
     }
 
-    /// Calls `f` on each piece of `at..at + len` with the segment's MR, the
-    /// offset in the MR, and the piece's range relative to `at`.
+    /// Calls `f` on each piece of `at..at + len`, in order, with the
+    /// segment's MR, the offset in the MR, and the piece's range relative to
+    /// `at`.
     fn walk(
         &self,
         at: usize,
@@ -86,9 +88,9 @@ impl SegList {
         .ok_or(MrError::Range)?
     }
 
-    /// Copies bytes `at..at + dst.len()` of the list into `dst`.
-    pub(crate) fn gather(&self, at: usize, dst: &mut [u8]) -> Result<(), MrError> {
-        self.walk(at, dst.len(), |mr, off, r| mr.read(off, &mut dst[r]))
+    /// Appends bytes `at..at + len` of the list to `dst`.
+    pub(crate) fn gather(&self, at: usize, len: usize, dst: &mut Fill<'_>) -> Result<(), MrError> {
+        self.walk(at, len, |mr, off, r| mr.read(off, r.len(), dst))
     }
 
     /// Copies `src` to bytes `at..at + src.len()` of the list.
@@ -144,15 +146,15 @@ impl Memory {
         }
     }
 
-    /// Copies bytes `at..at + dst.len()` into `dst`.
-    pub(crate) fn gather(&self, at: usize, dst: &mut [u8]) -> Result<(), MrError> {
+    /// Appends bytes `at..at + len` to `dst`.
+    pub(crate) fn gather(&self, at: usize, len: usize, dst: &mut Fill<'_>) -> Result<(), MrError> {
         match self {
-            Self::Mr(s) => s.gather(at, dst),
-            Self::Kernel(s) => s.gather(at, dst).map_err(|_| MrError::Range),
+            Self::Mr(s) => s.gather(at, len, dst),
+            Self::Kernel(s) => s.gather(at, len, dst).map_err(|_| MrError::Range),
             Self::Inline(b) => {
-                let src = b.get(at..at + dst.len()).ok_or(MrError::Range)?;
-                dst.copy_from_slice(src);
-                Ok(())
+                let src = b.get(at..at.checked_add(len).ok_or(MrError::Range)?);
+                dst.put(src.ok_or(MrError::Range)?)
+                    .map_err(|_| MrError::Range)
             }
         }
     }

@@ -10,9 +10,10 @@
 use crate::ah::AhCore;
 use crate::counters::Counter;
 use crate::index::Pool;
-use crate::kernel_ext::{net::NetDevice, rdma::Av};
+use crate::kernel_ext::{fill::Fill, net::NetDevice, rdma::Av};
 use crate::mw::Keys;
 use crate::proto::packet::Headers;
+use crate::xmit::Flow;
 use kernel::{prelude::*, types::ARef};
 
 /// A device's services to its QPs.
@@ -29,15 +30,15 @@ pub(crate) trait Services {
     /// The netdev the device sends through, while it has one.
     fn netdev(&self) -> Option<ARef<NetDevice>>;
 
-    /// Sends one packet to `av` from UDP port `sport`, with `headers` and a
-    /// payload of `payload_len` bytes, which `fill` writes.
+    /// Sends one packet of `flow` to `av`, with `headers` and a payload of
+    /// `payload_len` bytes, which `fill` appends.
     fn transmit(
         &self,
         av: &Av,
-        sport: u16,
+        flow: &Flow,
         headers: Headers,
         payload_len: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result;
 
     /// Has the device's work run every QP soon (a kernel consumer posted).

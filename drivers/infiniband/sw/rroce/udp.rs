@@ -6,6 +6,7 @@
 
 use crate::counters::Counter;
 use crate::kernel_ext::{
+    crc32::Crc32,
     errno::eaddrinuse,
     net::{
         udp_tunnel::{EncapReceiver, Family, UdpTunnel},
@@ -39,12 +40,12 @@ impl<T: Driver> EncapReceiver for Receiver<T> {
     }
 }
 
-/// Checks a received datagram, which starts at its UDP header: its ICRC,
-/// then its headers. Returns the packet and the IP header it came with, or
-/// the drop counter that says why it is dropped.
-pub(crate) fn parse(skb: &SkBuff) -> Result<(Packet<'_>, &[u8]), Counter> {
+/// Checks a received datagram, which starts at its UDP header: its ICRC
+/// (by `crc`), then its headers. Returns the packet and the IP header it
+/// came with, or the drop counter that says why it is dropped.
+pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a SkBuff) -> Result<(Packet<'a>, &'a [u8]), Counter> {
     let (ip, udp, payload) = xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
-    if !xmit::icrc_ok(ip, udp, payload) {
+    if !xmit::icrc_ok(crc, ip, udp, payload) {
         return Err(Counter::DropBadIcrc);
     }
     let pkt = Packet::parse(payload, MAX_PAYLOAD).map_err(|_| Counter::DropBadHeader)?;

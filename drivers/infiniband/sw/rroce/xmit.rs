@@ -6,44 +6,71 @@
 //! destination is an address of this host.
 
 use crate::kernel_ext::{
-    crc32_le,
-    net::{Route, SkBuff},
+    crc32::Crc32,
+    fill::Fill,
+    net::{route::RouteCache, Route, SkBuff},
     rdma::{Av, Device, Driver},
 };
 use crate::limits::PORT;
 use crate::proto::{
     icrc,
     ip::{IpHeader, UDP_LEN},
+    opcode::MAX_HEADER_LEN,
     packet::{packet_len, pad_len, Headers},
 };
-use kernel::prelude::*;
+use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 
-/// The UDP source port of a QP's packets: fixed per QP so that a flow stays
-/// on one path, and spread over QPs for ECMP, as the C rxe does.
-pub(crate) fn source_port(qpn: u32) -> u16 {
-    0xc000 | (qpn.wrapping_mul(0x9e37_79b1) >> 18) as u16
+/// How a QP's packets leave: from one UDP source port, by the route they
+/// took last.
+#[pin_data]
+pub(crate) struct Flow {
+    sport: u16,
+    #[pin]
+    route: SpinLock<RouteCache>,
 }
 
-/// Sends one packet to `av` with `headers` and a payload of `payload_len`
-/// bytes, which `fill` writes.
+impl Flow {
+    /// The flow of QP `qpn`: its source port is fixed, so that its packets
+    /// stay on one path, and spread over QPs for ECMP, as the C rxe does.
+    pub(crate) fn new(qpn: u32) -> impl PinInit<Self> {
+        pin_init!(Self {
+            sport: 0xc000 | (qpn.wrapping_mul(0x9e37_79b1) >> 18) as u16,
+            route <- new_spinlock!(RouteCache::new()),
+        })
+    }
+}
+
+/// Sends one packet of `flow` to `av` with `headers` and a payload of
+/// `payload_len` bytes, which `fill` appends, sealed with an ICRC by `crc`.
 pub(crate) fn send<T: Driver, E: From<Error>>(
     dev: &Device<T>,
+    crc: &Crc32,
     av: &Av,
-    sport: u16,
+    flow: &Flow,
     mut headers: Headers,
     payload_len: usize,
-    fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let opcode = headers.bth.opcode;
     let len = packet_len(opcode, payload_len).ok_or(EINVAL)?;
-    headers.bth.pad = pad_len(payload_len);
-    let mut skb = SkBuff::alloc(len)?;
-    let buf = skb.data_mut();
-    let hlen = headers.write(buf).map_err(|_| EINVAL)?;
-    fill(buf.get_mut(hlen..hlen + payload_len).ok_or(EINVAL)?)?;
+    let pad = pad_len(payload_len);
+    headers.bth.pad = pad;
+    let mut skb = SkBuff::build(len, |buf| -> Result<(), E> {
+        let mut hdr = [0u8; MAX_HEADER_LEN];
+        let hlen = headers.write(&mut hdr).map_err(|_| EINVAL)?;
+        buf.put(hdr.get(..hlen).ok_or(EINVAL)?)?;
+        let before = buf.remaining();
+        fill(buf)?;
+        if before - buf.remaining() != payload_len {
+            return Err(EINVAL.into());
+        }
+        // The pad, and room for the ICRC, which `seal` writes.
+        buf.put(&[0; 3 + icrc::LEN][..usize::from(pad) + icrc::LEN])?;
+        Ok(())
+    })?;
 
     let netdev = dev.netdev(PORT).ok_or(ENODEV)?;
-    let route = skb.route(&netdev, &av.sgid, &av.dgid)?;
+    let route = skb.route(&mut flow.route.lock(), &netdev, &av.sgid, &av.dgid)?;
     let ip = IpHeader {
         saddr: av.sgid,
         daddr: av.dgid,
@@ -51,10 +78,11 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
         hop_limit: av.hop_limit.max(1),
     };
     skb.push_ip_udp(ip.len(), ip.is_v4(), |hdr| {
-        ip.write_with_udp(sport, len, hdr).map_err(|_| EINVAL)?;
+        ip.write_with_udp(flow.sport, len, hdr)
+            .map_err(|_| EINVAL)?;
         Ok(())
     })?;
-    seal(&mut skb, ip.len())?;
+    seal(crc, &mut skb, ip.len())?;
     match route {
         Route::Out => {
             // A full queue drops the packet; the sender's timer recovers.
@@ -70,16 +98,16 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
 
 /// Writes the ICRC over the packet, whose data starts at an IP header of
 /// `ip_len` bytes.
-fn seal(skb: &mut SkBuff, ip_len: usize) -> Result {
+fn seal(crc: &Crc32, skb: &mut SkBuff, ip_len: usize) -> Result {
     let data = skb.data_mut();
     let body_end = data.len().checked_sub(icrc::LEN).ok_or(EINVAL)?;
-    let crc = {
+    let icrc = {
         let ip = data.get(..ip_len).ok_or(EINVAL)?;
         let udp = data.get(ip_len..ip_len + UDP_LEN).ok_or(EINVAL)?;
         let covered = data.get(ip_len + UDP_LEN..body_end).ok_or(EINVAL)?;
-        icrc::compute(crc32_le, ip, udp, covered).map_err(|_| EINVAL)?
+        icrc::compute(|c, b| crc.update(c, b), ip, udp, covered).map_err(|_| EINVAL)?
     };
-    data[body_end..].copy_from_slice(&crc);
+    data[body_end..].copy_from_slice(&icrc);
     Ok(())
 }
 
@@ -92,6 +120,6 @@ pub(crate) fn split_received(skb: &SkBuff) -> Option<(&[u8], &[u8], &[u8])> {
 }
 
 /// Checks a received packet's ICRC.
-pub(crate) fn icrc_ok(ip: &[u8], udp: &[u8], payload: &[u8]) -> bool {
-    icrc::verify(crc32_le, ip, udp, payload).is_ok()
+pub(crate) fn icrc_ok(crc: &Crc32, ip: &[u8], udp: &[u8], payload: &[u8]) -> bool {
+    icrc::verify(|c, b| crc.update(c, b), ip, udp, payload).is_ok()
 }

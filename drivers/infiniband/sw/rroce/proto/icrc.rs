@@ -66,30 +66,54 @@ pub(crate) enum IcrcError {
     Mismatch,
 }
 
-/// Copies the first `N` bytes, to be masked in the copy.
-fn prefix<const N: usize>(bytes: &[u8]) -> Option<[u8; N]> {
-    bytes.first_chunk::<N>().copied()
+/// The masked headers, as one run of bytes: the CRC then makes one call
+/// for all of them (the payload is another), which costs less than one call
+/// for each.
+struct MaskedHeaders {
+    bytes: [u8; IPV6_LEN + UDP_LEN + Bth::LEN],
+    len: usize,
 }
 
-/// Feeds the IP header, masked, to `crc32`.
-fn ip_crc<F: Fn(u32, &[u8]) -> u32>(crc32: &F, crc: u32, ip: &[u8]) -> Result<u32, IcrcError> {
-    match ip.first().map(|b| b >> 4) {
-        Some(4) => {
-            let mut h = prefix::<IPV4_LEN>(ip).ok_or(IcrcError::IpHeader)?;
-            h[IPV4_TOS] = 0xff;
-            h[IPV4_TTL] = 0xff;
-            h[IPV4_CHECKSUM] = 0xff;
-            h[IPV4_CHECKSUM + 1] = 0xff;
-            Ok(crc32(crc, &h))
+impl MaskedHeaders {
+    fn new() -> Self {
+        Self {
+            bytes: [0; IPV6_LEN + UDP_LEN + Bth::LEN],
+            len: 0,
         }
-        Some(6) => {
-            let mut h = prefix::<IPV6_LEN>(ip).ok_or(IcrcError::IpHeader)?;
-            h[IPV6_CLASS_NIBBLE] |= 0x0f;
-            h[IPV6_CLASS_FLOW].fill(0xff);
-            h[IPV6_HOP_LIMIT] = 0xff;
-            Ok(crc32(crc, &h))
+    }
+
+    /// Appends the first `n` bytes of `from`; returns them, to be masked.
+    fn append(&mut self, from: &[u8], n: usize) -> Option<&mut [u8]> {
+        let src = from.get(..n)?;
+        let dst = self.bytes.get_mut(self.len..self.len + n)?;
+        dst.copy_from_slice(src);
+        self.len += n;
+        Some(dst)
+    }
+
+    /// Appends the IP header, masked.
+    fn ip(&mut self, ip: &[u8]) -> Result<(), IcrcError> {
+        match ip.first().map(|b| b >> 4) {
+            Some(4) => {
+                let h = self.append(ip, IPV4_LEN).ok_or(IcrcError::IpHeader)?;
+                h[IPV4_TOS] = 0xff;
+                h[IPV4_TTL] = 0xff;
+                h[IPV4_CHECKSUM] = 0xff;
+                h[IPV4_CHECKSUM + 1] = 0xff;
+            }
+            Some(6) => {
+                let h = self.append(ip, IPV6_LEN).ok_or(IcrcError::IpHeader)?;
+                h[IPV6_CLASS_NIBBLE] |= 0x0f;
+                h[IPV6_CLASS_FLOW].fill(0xff);
+                h[IPV6_HOP_LIMIT] = 0xff;
+            }
+            _ => return Err(IcrcError::IpHeader),
         }
-        _ => Err(IcrcError::IpHeader),
+        Ok(())
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
     }
 }
 
@@ -104,18 +128,18 @@ pub(crate) fn compute<F: Fn(u32, &[u8]) -> u32>(
     udp: &[u8],
     covered: &[u8],
 ) -> Result<[u8; LEN], IcrcError> {
-    let mut udp = prefix::<UDP_LEN>(udp).ok_or(IcrcError::UdpHeader)?;
+    let mut headers = MaskedHeaders::new();
+    headers.ip(ip)?;
+    let udp = headers.append(udp, UDP_LEN).ok_or(IcrcError::UdpHeader)?;
     udp[UDP_CHECKSUM] = 0xff;
     udp[UDP_CHECKSUM + 1] = 0xff;
-    let (bth, rest) = covered
-        .split_first_chunk::<{ Bth::LEN }>()
+    let bth = headers
+        .append(covered, Bth::LEN)
         .ok_or(IcrcError::Truncated)?;
-    let mut bth = *bth;
     bth[BTH_RESV8A] = 0xff;
+    let rest = covered.get(Bth::LEN..).ok_or(IcrcError::Truncated)?;
 
-    let crc = ip_crc(&crc32, SEED, ip)?;
-    let crc = crc32(crc, &udp);
-    let crc = crc32(crc, &bth);
+    let crc = crc32(SEED, headers.as_bytes());
     let crc = crc32(crc, rest);
     Ok((!crc).to_le_bytes())
 }

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The IEEE CRC-32 (reflected, no inversion on entry or exit, so calls
+//! chain) by the crypto API's `crc32`, as the C rxe computes its ICRC:
+//! 6.12's `crc32_le()` is a table walk on every CPU, while the crypto API
+//! picks the CPU's carry-less multiply where the kernel has it
+//! (`crc32-pclmul` on x86). Without the crypto API's `crc32`, `crc32_le()`.
+
+use crate::bindings;
+use core::{mem::offset_of, ptr::NonNull};
+use kernel::{c_str, error::from_err_ptr};
+
+/// The fastest CRC-32 the kernel has.
+///
+/// # Invariants
+///
+/// `tfm`, if any, is a transform of the crypto API's `crc32`, whose
+/// descriptor context (the running CRC, a `u32`) fits in [`Desc::ctx`]; it
+/// is ours and freed once, on drop.
+pub(crate) struct Crc32 {
+    tfm: Option<NonNull<bindings::crypto_shash>>,
+}
+
+// SAFETY: A transform may be used from any thread and context at once:
+// each update has its own descriptor, on the caller's stack.
+unsafe impl Send for Crc32 {}
+// SAFETY: As for `Send`: updates only read the transform.
+unsafe impl Sync for Crc32 {}
+
+/// `struct shash_desc` followed by its context, as `SHASH_DESC_ON_STACK`
+/// lays them out.
+#[repr(C)]
+struct Desc {
+    desc: bindings::shash_desc,
+    ctx: [u32; CTX_WORDS],
+}
+
+/// Room for the context: `crc32` needs one word.
+const CTX_WORDS: usize = 4;
+
+/// Fewer bytes go straight to `crc32_le()`: a carry-less multiply needs
+/// more to start with (x86's takes 79 and up, else walks the table
+/// itself), and the crypto API's calls cost more than they would save.
+const SHORT: usize = 80;
+
+// The context starts where `shash_desc_ctx()` looks for it.
+const _: () = assert!(offset_of!(Desc, ctx) == offset_of!(bindings::shash_desc, __ctx));
+
+impl Crc32 {
+    /// The crypto API's `crc32` if the kernel has it, else `crc32_le()`.
+    pub(crate) fn new() -> Self {
+        // SAFETY: A NUL-terminated name; failure is an `ERR_PTR`.
+        let tfm = from_err_ptr(unsafe {
+            bindings::crypto_alloc_shash(c_str!("crc32").as_char_ptr(), 0, 0)
+        });
+        let Some(tfm) = tfm.ok().and_then(NonNull::new) else {
+            return Self { tfm: None };
+        };
+        // SAFETY: A live transform.
+        let ctx_len = unsafe { bindings::rroce_crypto_shash_descsize(tfm.as_ptr()) };
+        if ctx_len as usize > core::mem::size_of::<[u32; CTX_WORDS]>() {
+            // SAFETY: Ours, and not kept.
+            unsafe { bindings::rroce_crypto_free_shash(tfm.as_ptr()) };
+            return Self { tfm: None };
+        }
+        // INVARIANT: Ours, with a context that fits.
+        let this = Self { tfm: Some(tfm) };
+        // It must chain as `crc32_le()` does, which the ICRC relies on.
+        let check = b"123456789";
+        if this.update(!0, check) == super::crc32_le(!0, check) {
+            this
+        } else {
+            Self { tfm: None }
+        }
+    }
+
+    /// `crc` carried on over `bytes`.
+    pub(crate) fn update(&self, crc: u32, bytes: &[u8]) -> u32 {
+        let (Some(tfm), Ok(len)) = (self.tfm, u32::try_from(bytes.len())) else {
+            return super::crc32_le(crc, bytes);
+        };
+        if bytes.len() < SHORT {
+            return super::crc32_le(crc, bytes);
+        }
+        let mut d = Desc {
+            // SAFETY: All zeroes is a valid `shash_desc` (a null pointer
+            // and an empty array); the pointer is set just below.
+            desc: unsafe { core::mem::zeroed() },
+            ctx: [crc; CTX_WORDS],
+        };
+        d.desc.tfm = tfm.as_ptr();
+        // SAFETY: `d` is a descriptor of our transform with its context
+        // behind it, large enough by the type invariant, holding the CRC
+        // so far where `crc32`'s update expects it; `bytes` is a valid
+        // slice of `len` bytes.
+        if unsafe { bindings::crypto_shash_update(&mut d.desc, bytes.as_ptr(), len) } != 0 {
+            return super::crc32_le(crc, bytes);
+        }
+        d.ctx[0]
+    }
+}
+
+impl Drop for Crc32 {
+    fn drop(&mut self) {
+        if let Some(tfm) = self.tfm {
+            // SAFETY: By the type invariant, ours, and freed only here.
+            unsafe { bindings::rroce_crypto_free_shash(tfm.as_ptr()) };
+        }
+    }
+}
