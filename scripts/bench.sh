@@ -5,16 +5,19 @@
 #
 # 1. One VM under QEMU's -icount with one vCPU, where guest time counts
 #    guest instructions: perftest with client and server on one device,
-#    rroce's and then rxe's. The figures are what each driver costs per
-#    byte and per message, and repeat from run to run.
+#    rroce's and then rxe's, and ib_write_bw over message sizes from 2 B to
+#    1 MiB. The figures are what each driver costs per byte and per
+#    message, and repeat from run to run.
 # 2. Two VMs under plain TCG: the same tools between the VMs, rroce's and
-#    then rxe's, and iperf3 over UDP on the link itself for scale. These
-#    figures swing between runs; only their ratio in one run means much.
+#    then rxe's, and iperf3 over UDP on the link itself for scale; then the
+#    latency of 64-byte WRITE, SEND and READ, LAT_RUNS runs per driver,
+#    alternating. These figures swing between runs; only their ratio in
+#    one run means much.
 #
 #   scripts/bench.sh          (make bench builds everything first)
 #
-# Latency is not measured: it means nothing under -icount, and needs many
-# repeated runs under plain TCG (Documentation/testing.rst).
+# The sweep is also drawn, bandwidth against size, as sweep.png in the
+# first stage's output directory (with gnuplot, if it is installed).
 
 . "$(dirname "$0")/../tools/testing/selftests/rroce/lib.sh"
 
@@ -27,6 +30,9 @@ BENCHES=(
 	"ib_send_bw 64 3000"
 	"ib_atomic_bw 8 2000"
 )
+SWEEP_SIZES="2 8 32 128 512 2048 8192 32768 131072 524288 1048576"
+LAT_TOOLS="ib_write_lat ib_send_lat ib_read_lat"
+LAT_RUNS=${LAT_RUNS:-5}
 
 # table OUT TITLE: the results of one stage, with rroce/rxe ratios.
 table() {
@@ -43,20 +49,71 @@ table() {
 	done
 }
 
+# sweep_table OUT: the sweep's MB/s per size, and the plot.
+sweep_table() {
+	local out=$1 size r x
+	echo
+	echo "One VM, -icount, ib_write_bw over message sizes:"
+	printf '%8s %12s %12s %8s\n' bytes "rroce MB/s" "rxe MB/s" ratio
+	: >"$out/sweep.dat"
+	for size in $SWEEP_SIZES; do
+		r=$(cat "$out/sweep.rroce.$size" 2>/dev/null)
+		x=$(cat "$out/sweep.rxe.$size" 2>/dev/null)
+		echo "$size ${r:-0} ${x:-0}" >>"$out/sweep.dat"
+		printf '%8s %12s %12s %8s\n' "$size" "${r:--}" "${x:--}" \
+			"$(awk -v r="${r:-0}" -v x="${x:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
+	done
+	command -v gnuplot >/dev/null || return 0
+	gnuplot <<-EOF
+		set terminal png size 800,500
+		set output "$out/sweep.png"
+		set title "ib_write_bw, one VM under QEMU -icount (guest instructions as time)"
+		set xlabel "message size (bytes)"
+		set ylabel "MB/s"
+		set logscale x 2
+		set key top left
+		set grid
+		plot "$out/sweep.dat" using 1:2 with linespoints title "rroce", \
+		     "$out/sweep.dat" using 1:3 with linespoints title "rdma_rxe"
+	EOF
+	echo "plot: $out/sweep.png"
+}
+
+# latency_table OUT: the median of each driver's runs, with their range.
+latency_table() {
+	local out=$1 t drv
+	echo
+	echo "Two VMs, plain TCG, 64-byte latency, median (min..max) of $LAT_RUNS runs, usec:"
+	printf '%-14s %22s %22s %8s\n' test rroce rxe ratio
+	for t in $LAT_TOOLS; do
+		for drv in rroce rxe; do
+			cat "$out"/lat.$drv.$t.* 2>/dev/null | sort -g |
+				awk '{ v[NR] = $1 } END { if (NR) printf "%.1f %.1f %.1f\n", v[int((NR + 1) / 2)], v[1], v[NR]; else print "- - -" }' \
+					>"$out/lat.$drv.$t"
+		done
+		read -r rm rlo rhi <"$out/lat.rroce.$t"
+		read -r xm xlo xhi <"$out/lat.rxe.$t"
+		printf '%-14s %22s %22s %8s\n' "$t" "$rm ($rlo..$rhi)" "$xm ($xlo..$xhi)" \
+			"$(awk -v r="$rm" -v x="$xm" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
+	done
+}
+
 if ! in_vm; then
 	base=${RROCE_CACHE:-$HOME/.cache/rroce}
 	mkdir -p "$base"
 	local_out=$(mktemp -d "$base/bench-local.XXXXXX")
 	link_out=$(mktemp -d "$base/bench-link.XXXXXX")
-	echo "bench: one VM under -icount, then two VMs (several minutes)"
+	echo "bench: one VM under -icount, then two VMs (tens of minutes)"
 	RROCE_QEMU_OPTS="-icount shift=0,sleep=off" RROCE_VM_SMP=1 \
-		"$REPO/scripts/vm.sh" -n 1 -q -t 1800 -o "$local_out" -- "$0" local
+		"$REPO/scripts/vm.sh" -n 1 -q -t 3600 -o "$local_out" -- "$0" local
 	s1=$?
-	"$REPO/scripts/vm.sh" -n 2 -q -t 1800 -o "$link_out" -- "$0" link
+	"$REPO/scripts/vm.sh" -n 2 -q -t 3600 -o "$link_out" -- "$0" link
 	s2=$?
 	table "$local_out" "One VM, -icount, client and server on one device:"
+	sweep_table "$local_out"
 	table "$link_out" "Two VMs, plain TCG, between the VMs:"
 	echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
+	latency_table "$link_out"
 	echo "bench: $(date -u +%F), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 	[ $s1 = 0 ] && [ $s2 = 0 ] || echo "bench: a run failed; details in $local_out and $link_out"
 	exit $((s1 | s2))
@@ -72,6 +129,37 @@ result() {
 	echo "${avg:-0}" >"$RROCE_SHARED/result.$1.$2.$3"
 }
 
+# between TAG CMD...: CMD's server in VM 1 and its client in VM 2, which
+# prints what the client printed.
+between() {
+	local tag=$1
+	shift
+	if [ "$RROCE_VM" = 1 ]; then
+		timeout 600 "$@" >/dev/null 2>&1 &
+		wait_listen $port && vm_signal "$tag"
+		await $!
+	else
+		vm_wait "$tag" 300 && timeout 600 "$@" "$(peer_ip4)" 2>&1
+	fi
+}
+
+# The sweep: about 8 MiB, or 2000 messages, a size.
+sweep() {
+	local size n
+	for size in $SWEEP_SIZES; do
+		n=$((8388608 / size))
+		[ $n -gt 2000 ] && n=2000
+		[ $n -lt 20 ] && n=20
+		port=$((port + 1))
+		ib_write_bw -d $dev -x "$gid" -p $port -F -s $size -n $n >/dev/null 2>&1 &
+		wait_listen $port &&
+			ib_write_bw -d $dev -x "$gid" -p $port -F -s $size -n $n 127.0.0.1 2>&1 |
+			awk -v s=$size '$1 == s && NF >= 5 { print $4 }' >"$RROCE_SHARED/sweep.$drv.$size"
+		wait
+		echo "$drv sweep $size: $(cat "$RROCE_SHARED/sweep.$drv.$size") MB/s"
+	done
+}
+
 for drv in rroce rxe; do
 	driver_up $drv || exit 1
 	dev=$DEV
@@ -84,20 +172,18 @@ for drv in rroce rxe; do
 			"${cmd[@]}" >/dev/null 2>&1 &
 			wait_listen $port && result $drv "$1" "$2" "$("${cmd[@]}" 127.0.0.1 2>&1)"
 			wait
-		elif [ "$RROCE_VM" = 1 ]; then
-			timeout 600 "${cmd[@]}" >/dev/null 2>&1 &
-			wait_listen $port && vm_signal "$drv.$1.$2"
-			await $!
 		else
-			vm_wait "$drv.$1.$2" 300 &&
-				result $drv "$1" "$2" "$(timeout 600 "${cmd[@]}" "$(peer_ip4)" 2>&1)"
+			out=$(between "$drv.$1.$2" "${cmd[@]}")
+			[ "$RROCE_VM" = 2 ] && result $drv "$1" "$2" "$out"
 		fi
 	done
+	[ "$mode" = local ] && sweep
 	driver_down $drv
 	[ "$mode" = link ] && { vm_signal "unloaded.$drv"; vm_wait "unloaded.$drv" 300; }
 done
 
 [ "$mode" = link ] || exit 0
+
 if [ "$RROCE_VM" = 1 ]; then
 	timeout 60 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 	wait_listen 5201 && vm_signal iperf3
@@ -108,3 +194,24 @@ else
 		>"$RROCE_SHARED/result.link"
 	echo "link iperf3 -u: $(cat "$RROCE_SHARED/result.link") MB/s delivered"
 fi
+
+# Latency: the drivers take turns, so that a slow spell of the host falls
+# on both.
+for run in $(seq "$LAT_RUNS"); do
+	for drv in rroce rxe; do
+		driver_up $drv || exit 1
+		dev=$DEV
+		gid=$(gid_index $dev "$RROCE_IP4") || exit 1
+		for t in $LAT_TOOLS; do
+			port=$((port + 1))
+			out=$(between "lat.$run.$drv.$t" "$t" -d $dev -x "$gid" -p $port -F -s 64 -n 1000)
+			[ "$RROCE_VM" = 2 ] || continue
+			# t_avg, the sixth column of the result row.
+			awk '$1 == 64 && NF >= 6 { print $6 }' <<<"$out" >"$RROCE_SHARED/lat.$drv.$t.$run"
+			echo "$drv $t run $run: $(cat "$RROCE_SHARED/lat.$drv.$t.$run") usec"
+		done
+		driver_down $drv
+		vm_signal "lat-unloaded.$run.$drv"
+		vm_wait "lat-unloaded.$run.$drv" 300
+	done
+done

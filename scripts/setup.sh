@@ -40,7 +40,8 @@ apt_install() {
 }
 
 # Build prerequisites of the kernel and of rroce, the VM, and the userspace
-# the tests run inside it (the VM shares the host's root file system).
+# the tests run inside it (the VM shares the host's root file system); for
+# make bench and scripts/profile.sh, gnuplot and perf.
 PACKAGES=(
 	linux-source-6.12
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
@@ -50,6 +51,7 @@ PACKAGES=(
 	libibverbs-dev librdmacm-dev
 	iproute2 iperf3 procps
 	fio nfs-kernel-server
+	gnuplot-nox linux-perf
 )
 missing=()
 for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
