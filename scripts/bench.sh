@@ -65,12 +65,13 @@ sweep_table() {
 	done
 	command -v gnuplot >/dev/null || return 0
 	gnuplot <<-EOF
-		set terminal png size 800,500
+		set terminal png size 800,500 noenhanced
 		set output "$out/sweep.png"
 		set title "ib_write_bw, one VM under QEMU -icount (guest instructions as time)"
 		set xlabel "message size (bytes)"
 		set ylabel "MB/s"
-		set logscale x 2
+		set logscale xy 2
+		set format x "%.0b%B"
 		set key top left
 		set grid
 		plot "$out/sweep.dat" using 1:2 with linespoints title "rroce", \
