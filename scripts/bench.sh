@@ -11,8 +11,9 @@
 # 2. Two VMs under plain TCG: the same tools between the VMs, rroce's and
 #    then rxe's, and iperf3 over UDP on the link itself for scale; then the
 #    latency of 64-byte WRITE, SEND and READ, LAT_RUNS runs per driver,
-#    alternating. These figures swing between runs; only their ratio in
-#    one run means much.
+#    alternating; then fio over NVMe-oF (target in VM 1, host in VM 2):
+#    4 KiB random reads and 1 MiB sequential reads. These figures swing
+#    between runs; only their ratio in one run means much.
 #
 #   scripts/bench.sh          (make bench builds everything first)
 #
@@ -20,6 +21,7 @@
 # first stage's output directory (with gnuplot, if it is installed).
 
 . "$(dirname "$0")/../tools/testing/selftests/rroce/lib.sh"
+. "$(dirname "$0")/../tools/testing/selftests/rroce/nvmeof.sh"
 
 # tool, message size, iterations
 BENCHES=(
@@ -33,6 +35,7 @@ BENCHES=(
 SWEEP_SIZES="2 8 32 128 512 2048 8192 32768 131072 524288 1048576"
 LAT_TOOLS="ib_write_lat ib_send_lat ib_read_lat"
 LAT_RUNS=${LAT_RUNS:-5}
+FIO_SECONDS=20
 
 # table OUT TITLE: the results of one stage, with rroce/rxe ratios.
 table() {
@@ -115,6 +118,15 @@ if ! in_vm; then
 	table "$link_out" "Two VMs, plain TCG, between the VMs:"
 	echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
 	latency_table "$link_out"
+	echo
+	echo "Two VMs, NVMe over Fabrics, fio reads for ${FIO_SECONDS}s each:"
+	printf '%-22s %12s %12s %8s\n' test rroce rxe ratio
+	for t in randread-4k-iops read-1m-mbs; do
+		r=$(cat "$link_out/nvmeof.rroce.$t" 2>/dev/null)
+		x=$(cat "$link_out/nvmeof.rxe.$t" 2>/dev/null)
+		printf '%-22s %12s %12s %8s\n' "$t" "${r:--}" "${x:--}" \
+			"$(awk -v r="${r:-0}" -v x="${x:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
+	done
 	echo "bench: $(date -u +%F), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 	[ $s1 = 0 ] && [ $s2 = 0 ] || echo "bench: a run failed; details in $local_out and $link_out"
 	exit $((s1 | s2))
@@ -215,4 +227,36 @@ for run in $(seq "$LAT_RUNS"); do
 		vm_signal "lat-unloaded.$run.$drv"
 		vm_wait "lat-unloaded.$run.$drv" 300
 	done
+done
+
+# NVMe over Fabrics: fio's figure for each driver, the target in VM 1.
+# fio_read NAME FIO-ARGS...: prints IOPS and MB/s of a read job.
+fio_read() {
+	local name=$1
+	shift
+	fio --name="$name" --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
+		--time_based --runtime=$FIO_SECONDS --output-format=json "$@" 2>/dev/null |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0]["read"]; print("%.0f %.2f" % (r["iops"], r["bw_bytes"] / 1e6))'
+}
+
+for drv in rroce rxe; do
+	driver_up $drv || exit 1
+	if [ "$RROCE_VM" = 1 ]; then
+		target_up || exit 1
+		vm_signal "nvmeof-target.$drv"
+		vm_wait "nvmeof-done.$drv" 600
+		target_down
+	else
+		vm_wait "nvmeof-target.$drv" 300 && host_connect || exit 1
+		read -r iops _ < <(fio_read randread --bs=4k --iodepth=16 --size=256m)
+		read -r _ mbs < <(fio_read seqread --rw=read --bs=1m --iodepth=4 --size=256m)
+		echo "${iops:-0}" >"$RROCE_SHARED/nvmeof.$drv.randread-4k-iops"
+		echo "${mbs:-0}" >"$RROCE_SHARED/nvmeof.$drv.read-1m-mbs"
+		echo "$drv NVMe-oF: 4 KiB random reads ${iops:-failed} IOPS, 1 MiB reads ${mbs:-failed} MB/s"
+		host_disconnect
+		vm_signal "nvmeof-done.$drv"
+	fi
+	driver_down $drv
+	vm_signal "nvmeof-unloaded.$drv"
+	vm_wait "nvmeof-unloaded.$drv" 300
 done
