@@ -88,7 +88,7 @@ latency_table() {
 	local out=$1 t drv
 	echo
 	echo "Two VMs, plain TCG, 64-byte latency, median (min..max) of $LAT_RUNS runs, usec:"
-	printf '%-14s %22s %22s %8s\n' test rroce rxe ratio
+	printf '%-14s %24s %24s %8s\n' test rroce rxe ratio
 	for t in $LAT_TOOLS; do
 		for drv in rroce rxe; do
 			cat "$out"/lat.$drv.$t.* 2>/dev/null | sort -g |
@@ -97,7 +97,7 @@ latency_table() {
 		done
 		read -r rm rlo rhi <"$out/lat.rroce.$t"
 		read -r xm xlo xhi <"$out/lat.rxe.$t"
-		printf '%-14s %22s %22s %8s\n' "$t" "$rm ($rlo..$rhi)" "$xm ($xlo..$xhi)" \
+		printf '%-14s %24s %24s %8s\n' "$t" "$rm ($rlo..$rhi)" "$xm ($xlo..$xhi)" \
 			"$(awk -v r="$rm" -v x="$xm" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
 	done
 }
@@ -248,8 +248,11 @@ for drv in rroce rxe; do
 		target_down
 	else
 		vm_wait "nvmeof-target.$drv" 300 && host_connect || exit 1
-		read -r iops _ < <(fio_read randread --bs=4k --iodepth=16 --size=256m)
-		read -r _ mbs < <(fio_read seqread --rw=read --bs=1m --iodepth=4 --size=256m)
+		# No process substitution: the VM has no /dev/fd.
+		iops=$(fio_read randread --bs=4k --iodepth=16 --size=256m)
+		iops=${iops%% *}
+		mbs=$(fio_read seqread --rw=read --bs=1m --iodepth=4 --size=256m)
+		mbs=${mbs##* }
 		echo "${iops:-0}" >"$RROCE_SHARED/nvmeof.$drv.randread-4k-iops"
 		echo "${mbs:-0}" >"$RROCE_SHARED/nvmeof.$drv.read-1m-mbs"
 		echo "$drv NVMe-oF: 4 KiB random reads ${iops:-failed} IOPS, 1 MiB reads ${mbs:-failed} MB/s"
