@@ -48,7 +48,7 @@ if [ "$RROCE_VM" = 1 ]; then
 	sed 's/^/#   /' /tmp/pp.out
 	[ $status = 0 ] && grep -Eq "$ITERS" /tmp/pp.out
 	ktap_result $? "rc_pingpong -c, server side, while packets are injected"
-	vm_wait injected $LIMIT
+	vm_wait injected 600
 	after=$(link_stats rroce0)
 	echo "# before: $before"
 	echo "# after:  $after"

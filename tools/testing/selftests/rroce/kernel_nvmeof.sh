@@ -145,7 +145,7 @@ life_cycle() {
 		vm_signal life-target
 		vm_wait life-connected 300
 		t=$SECONDS
-		timeout 60 rmmod rroce
+		timeout $((60 * SHRINK)) rmmod rroce
 		ktap_result $? "target: rmmod rroce under a live controller, in $((SECONDS - t)) s"
 		# nvmet-rdma's listener went with the device; linking the
 		# subsystem to the port again listens on the fresh one. The
@@ -166,7 +166,7 @@ life_cycle() {
 		vm_signal life-connected
 		# The keep-alive timeout notices the loss; nvme-rdma then tries
 		# again every 10 s (reconnect_delay).
-		vm_wait life-target-back 300 && for i in $(seq 120); do
+		vm_wait life-target-back 300 && for i in $(seq $((120 * SHRINK))); do
 			dmesg | grep -q "nvme nvme.*: Successfully reconnected" && break
 			sleep 1
 		done
@@ -177,7 +177,7 @@ life_cycle() {
 		ktap_result $? "host: $((4 / SHRINK)) MiB written, read back, every block checked"
 		show_link_stats rroce0
 		t=$SECONDS
-		timeout 60 rdma link delete rroce0
+		timeout $((60 * SHRINK)) rdma link delete rroce0
 		ktap_result $? "host: rroce0 deleted under a live controller, in $((SECONDS - t)) s"
 		! ls /sys/class/nvme/ 2>/dev/null | grep -q nvme
 		ktap_result $? "host: nvme-rdma removed the controller with the device"

@@ -124,9 +124,10 @@ vm_signal() { touch "$RROCE_SHARED/sync.$1.vm$RROCE_VM"; }
 # True once the peer VM has failed a subtest or finished: nothing to wait for.
 peer_gone() { [ -e "$RROCE_SHARED/failed.vm$(peer)" ] || [ -e "$RROCE_SHARED/vm$(peer).status" ]; }
 
-# vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME.
+# vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME, SECONDS (120)
+# times RROCE_SLOWDOWN at most.
 vm_wait() {
-	local flag="$RROCE_SHARED/sync.$1.vm$(peer)" limit=${2:-120} waited=0
+	local flag="$RROCE_SHARED/sync.$1.vm$(peer)" limit=$((${2:-120} * ${RROCE_SLOWDOWN:-1})) waited=0
 	while [ ! -e "$flag" ]; do
 		if peer_gone || [ $waited -ge $((limit * 10)) ]; then
 			echo "# gave up waiting for vm$(peer) to reach '$1'"
@@ -163,11 +164,11 @@ wait_listen() {
 }
 
 # wait_output FILE PATTERN SECONDS [PID]: wait until FILE, a background
-# tool's line-buffered output, matches PATTERN; false after SECONDS, or at
-# once if the tool, PID, has ended without.
+# tool's line-buffered output, matches PATTERN; false after SECONDS times
+# RROCE_SLOWDOWN, or at once if the tool, PID, has ended without.
 wait_output() {
 	local i
-	for i in $(seq $(($3 * 10))); do
+	for i in $(seq $(($3 * 10 * ${RROCE_SLOWDOWN:-1}))); do
 		grep -q "$2" "$1" && return 0
 		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
 		sleep 0.1
