@@ -101,6 +101,29 @@ run_verbs_prog() {
 	ktap_finish
 }
 
+# run_verbs_prog_vs_rxe PROG: in the VM, run a libibverbs test program on
+# rroce0 (three KTAP lines: add, the program's own results, delete), then
+# on the C rxe, whose outcome is printed, not tested.
+run_verbs_prog_vs_rxe() {
+	local prog=$1
+	require_cmd rdma
+	ktap_plan 3
+	driver_up rroce
+	ktap_result $? "rroce0 on eth0"
+	run "$prog" rroce0
+	ktap_result $? "rroce: $(grep -c '^ok' <<<"$RUN_OUTPUT") passed," \
+		"$(grep -c '^not ok' <<<"$RUN_OUTPUT") failed"
+	driver_down rroce
+	ktap_result $? "delete the device and unload"
+	if driver_up rxe; then
+		"$prog" rxe0 >/tmp/rxe.out 2>&1
+		sed 's/^/#   rxe: /' /tmp/rxe.out
+		echo "# rxe: $(grep -c '^ok' /tmp/rxe.out) passed, $(grep -c '^not ok' /tmp/rxe.out) failed"
+		driver_down rxe
+	fi
+	ktap_finish
+}
+
 # A failed precondition in the VM, not a failed test: exit 4.
 require_cmd() {
 	local cmd

@@ -71,15 +71,7 @@ static int make_pair(void)
 
 static int destroy_pair(void)
 {
-	int ok = 1;
-
-	for (int i = 0; i < 2; i++) {
-		ok &= !qp[i] || !ibv_destroy_qp(qp[i]);
-		ok &= !cq[i] || !ibv_destroy_cq(cq[i]);
-		qp[i] = NULL;
-		cq[i] = NULL;
-	}
-	return ok;
+	return destroy_qps(qp, cq, 2);
 }
 
 /* Posts @op on A to @t and checks it completes with IBV_WC_REM_ACCESS_ERR, nothing changed. */

@@ -14,23 +14,4 @@
 in_vm || build_prog remote_access -libverbs
 vm_main 1 "$PROG"
 prog=$1
-
-require_cmd rdma
-ktap_plan 3
-
-driver_up rroce
-ktap_result $? "rroce0 on eth0"
-run "$prog" rroce0
-ktap_result $? "rroce: $(grep -c '^ok' <<<"$RUN_OUTPUT") passed," \
-	"$(grep -c '^not ok' <<<"$RUN_OUTPUT") failed"
-driver_down rroce
-ktap_result $? "delete the device and unload"
-
-# rxe's outcome is printed, not tested.
-if driver_up rxe; then
-	"$prog" rxe0 >/tmp/rxe.out 2>&1
-	sed 's/^/#   rxe: /' /tmp/rxe.out
-	echo "# rxe: $(grep -c '^ok' /tmp/rxe.out) passed, $(grep -c '^not ok' /tmp/rxe.out) failed"
-	driver_down rxe
-fi
-ktap_finish
+run_verbs_prog_vs_rxe "$prog"

@@ -123,4 +123,18 @@ static inline int connect_rc(struct ibv_qp *qp, uint32_t dest_qpn, const union i
 	return !err;
 }
 
+/* Destroys the first @n of @qp and @cq that exist, and forgets them all. */
+static inline int destroy_qps(struct ibv_qp **qp, struct ibv_cq **cq, int n)
+{
+	int ok = 1;
+
+	for (int i = 0; i < n; i++) {
+		ok &= !qp[i] || !ibv_destroy_qp(qp[i]);
+		ok &= !cq[i] || !ibv_destroy_cq(cq[i]);
+		qp[i] = NULL;
+		cq[i] = NULL;
+	}
+	return ok;
+}
+
 #endif
