@@ -362,6 +362,16 @@ u64 rroce_fetch_add64(u64 *ptr, u64 add)
 	return atomic64_fetch_add(add, (atomic64_t *)ptr);
 }
 
+void rroce_store_release64(u64 *ptr, u64 value)
+{
+	smp_store_release(ptr, value);
+}
+
+void rroce_wmb(void)
+{
+	wmb();
+}
+
 struct net_device *rroce_skb_dev(struct sk_buff *skb)
 {
 	return skb->dev;

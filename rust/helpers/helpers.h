@@ -93,6 +93,8 @@ void *rroce_kmap_local_page(struct page *page);
 void rroce_kunmap_local(void *addr);
 u64 rroce_cmpxchg64(u64 *ptr, u64 old, u64 new);
 u64 rroce_fetch_add64(u64 *ptr, u64 add);
+void rroce_store_release64(u64 *ptr, u64 value);
+void rroce_wmb(void);
 
 struct net_device *rroce_skb_dev(struct sk_buff *skb);
 

@@ -44,6 +44,13 @@ pub(crate) fn jiffies_to_usecs(j: u64) -> u32 {
     unsafe { crate::bindings::jiffies_to_usecs(j as _) }
 }
 
+/// Orders every store before it before every store after it, for all
+/// observers, devices included (`wmb()`).
+pub(crate) fn write_barrier() {
+    // SAFETY: A barrier; no memory is named.
+    unsafe { crate::bindings::rroce_wmb() }
+}
+
 /// Sleeps for at least `msecs` milliseconds; process context only, as for
 /// any sleeping lock.
 pub(crate) fn msleep(msecs: u32) {

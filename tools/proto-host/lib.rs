@@ -72,10 +72,19 @@ fn reserved(opcode: Opcode, at: usize) -> u8 {
     const BTH_RESV6A: usize = 4;
     const BTH_RESV7: usize = 8;
     const DETH_RESV8: usize = Bth::LEN + 4;
+    // The FETH's bits 31:6.
+    const FETH_RESV: core::ops::Range<usize> = Bth::LEN..Bth::LEN + 4;
     match at {
         BTH_RESV6A => 0x3f,
         BTH_RESV7 => 0x7f,
         DETH_RESV8 if matches!(opcode, Opcode::UdSendOnly | Opcode::UdSendOnlyImm) => 0xff,
+        _ if opcode == Opcode::RcFlush && FETH_RESV.contains(&at) => {
+            if at == FETH_RESV.end - 1 {
+                0xc0
+            } else {
+                0xff
+            }
+        }
         _ => 0,
     }
 }
@@ -137,7 +146,7 @@ pub fn check_packet(data: &[u8]) {
 mod tests {
     use super::*;
     use proto::headers::{
-        Aeth, AtomicAckEth, AtomicEth, Deth, Ieth, ImmDt, NakCode, Reth, Syndrome,
+        Aeth, AtomicAckEth, AtomicEth, Deth, Feth, Ieth, ImmDt, NakCode, Reth, Syndrome,
     };
     use proto::opcode::Ext;
     use proto::packet::{ExtHeaders, Headers, ParseError};
@@ -196,6 +205,10 @@ mod tests {
                 deth: want.contains(Ext::DETH).then(|| Deth {
                     qkey: rng.u32(),
                     src_qpn: rng.u32() & 0xff_ffff,
+                }),
+                feth: want.contains(Ext::FETH).then(|| Feth {
+                    placement: rng.below(16) as u8,
+                    selectivity: rng.below(4) as u8,
                 }),
                 reth: want.contains(Ext::RETH).then(|| Reth {
                     va: rng.next(),

@@ -10,8 +10,8 @@
 //! a slot that parses to the same element.
 
 use crate::proto::wqe::{
-    dma, operands, recv, send, RecvWqe, RingData, SendWqe, Sge, Sges, RECV_WQE_SIZE, SEND_WQE_SIZE,
-    SGE_SIZE,
+    dma, operands, recv, send, RecvWqe, RingData, SendWqe, Sge, Sges, WrOpcode, ATOMIC_WRITE_LEN,
+    RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE,
 };
 
 /// The largest slot the check builds: 16 SGEs or 256 inline bytes.
@@ -54,12 +54,16 @@ fn write_send(w: &SendWqe<RingData<'_>, ()>, b: &mut [u8]) {
     put64(b, u + ATOMIC_SWAP, w.swap);
     put64(b, u + REMOTE_ADDR, w.remote_addr);
     put32(b, u + UD_REMOTE_QPN, w.remote_qpn);
-    let rkey = if w.opcode.is_atomic() {
-        ATOMIC_RKEY
-    } else {
-        RDMA_RKEY
+    let rkey = match w.opcode {
+        WrOpcode::CmpSwap | WrOpcode::FetchAdd => ATOMIC_RKEY,
+        WrOpcode::Flush => FLUSH_RKEY,
+        _ => RDMA_RKEY,
     };
     put32(b, u + rkey, w.rkey);
+    if let Some(flush) = w.flush {
+        b[u + FLUSH_TYPE] = flush.placement;
+        b[u + FLUSH_LEVEL] = flush.selectivity;
+    }
     if let Some(mw) = w.mw {
         put64(b, u + REMOTE_ADDR, mw.addr);
         put64(b, u + MW_LENGTH, mw.length);
@@ -111,6 +115,12 @@ pub fn check_wqe(data: &[u8]) {
         assert!(slot.len() >= SEND_WQE_SIZE as usize);
         let at = send::DMA + dma::DATA;
         match &w.data {
+            // An ATOMIC WRITE's value is always its eight bytes; the
+            // requester holds its length to that.
+            RingData::Inline(bytes) if w.opcode == WrOpcode::AtomicWrite => {
+                assert_eq!(bytes.len(), ATOMIC_WRITE_LEN as usize);
+                assert_eq!(offset_in(slot, bytes), Some(at));
+            }
             RingData::Inline(bytes) => {
                 assert_eq!(bytes.len(), w.length as usize);
                 assert!(w.length <= max_inline);
@@ -118,10 +128,11 @@ pub fn check_wqe(data: &[u8]) {
             }
             RingData::Sges(sges) => check_sges(slot, at, sges, max_sge),
         }
-        assert_eq!(
-            w.mw.is_some(),
-            w.opcode == crate::proto::wqe::WrOpcode::BindMw
-        );
+        assert_eq!(w.mw.is_some(), w.opcode == WrOpcode::BindMw);
+        assert_eq!(w.flush.is_some(), w.opcode == WrOpcode::Flush);
+        if w.opcode == WrOpcode::Flush {
+            assert!(matches!(&w.data, RingData::Sges(s) if s.len() == 0));
+        }
         let mut again = [0u8; MAX_SLOT];
         write_send(&w, &mut again);
         let again = &again[..slot.len()];

@@ -66,17 +66,34 @@ impl AsMut<Track> for Wr {
 
 #[derive(Clone, Copy, Debug)]
 enum Request {
-    Data { psn: Psn, ack_req: bool },
-    Read { psn: Psn, len: u32 },
-    Atomic { psn: Psn },
+    Data {
+        psn: Psn,
+        ack_req: bool,
+    },
+    Read {
+        psn: Psn,
+        len: u32,
+    },
+    Atomic {
+        psn: Psn,
+    },
+    /// A FLUSH or ATOMIC WRITE.
+    Commit {
+        psn: Psn,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Response {
     Ack(Psn),
     SeqNak(Psn),
-    Read { psn: Psn, len: usize },
+    Read {
+        psn: Psn,
+        len: usize,
+    },
     AtomicAck(Psn),
+    /// The empty read response that answers a FLUSH or ATOMIC WRITE.
+    Committed(Psn),
 }
 
 /// The input, a byte at a time; zeros once it runs out.
@@ -115,7 +132,9 @@ struct Responder {
 impl Responder {
     fn receive(&mut self, req: Request, out: &mut VecDeque<Response>) {
         let (psn, n) = match req {
-            Request::Data { psn, .. } | Request::Atomic { psn } => (psn, 1),
+            Request::Data { psn, .. } | Request::Atomic { psn } | Request::Commit { psn } => {
+                (psn, 1)
+            }
             Request::Read { psn, len } => (psn, len.div_ceil(MTU).max(1)),
         };
         if psn.after(self.epsn) {
@@ -139,6 +158,8 @@ impl Responder {
                 }
             }
             Request::Atomic { .. } => out.push_back(Response::AtomicAck(psn)),
+            // Answered again when it comes again, never carried out twice.
+            Request::Commit { .. } => out.push_back(Response::Committed(psn)),
         }
         if new {
             self.epsn = self.epsn + n;
@@ -165,10 +186,11 @@ pub fn check_window(data: &[u8]) -> bool {
     let (spec, drops) = rest.split_at(2 * count);
     let mut posted: VecDeque<(Kind, u32)> = spec
         .chunks_exact(2)
-        .map(|c| match c[0] % 3 {
+        .map(|c| match c[0] % 4 {
             0 => (Kind::Data, u32::from(c[1]) * 13 % (6 * MTU) + 1),
             1 => (Kind::Read, u32::from(c[1]) * 29 % (70 * MTU) + 1),
-            _ => (Kind::Atomic, 8),
+            2 => (Kind::Atomic, 8),
+            _ => (Kind::Commit, u32::from(c[1]) * 13),
         })
         .collect();
     let ring = Ring::new(15, 64).unwrap();
@@ -225,6 +247,7 @@ pub fn check_window(data: &[u8]) -> bool {
                             len: (length - p.n * MTU).min(p.responses * MTU),
                         },
                         Kind::Atomic => Request::Atomic { psn: p.psn },
+                        Kind::Commit => Request::Commit { psn: p.psn },
                     };
                     w.sent(slot, p, true, now);
                     if !link.drops(now) {
@@ -264,8 +287,13 @@ pub fn check_window(data: &[u8]) -> bool {
                     }
                 }
                 Response::AtomicAck(psn) if w.expects(psn) => {
-                    if let Some(slot) = w.atomic_ack(psn) {
-                        w.atomic_done(slot, now);
+                    if let Some(slot) = w.answer_for(Kind::Atomic, psn) {
+                        w.answered(slot, now);
+                    }
+                }
+                Response::Committed(psn) if w.expects(psn) => {
+                    if let Some(slot) = w.answer_for(Kind::Commit, psn) {
+                        w.answered(slot, now);
                     }
                 }
                 _ => {}

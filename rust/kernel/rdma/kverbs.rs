@@ -40,8 +40,12 @@ pub(super) unsafe fn send_wqe(
     } else {
         WrOpcode::from_raw(w.opcode).ok_or(EINVAL)?
     };
-    // Kernel consumers have no memory windows.
-    if opcode == WrOpcode::BindMw {
+    // Kernel consumers have no memory windows, and ib_core no work request
+    // layout for FLUSH or ATOMIC WRITE.
+    if matches!(
+        opcode,
+        WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite
+    ) {
         return Err(EINVAL);
     }
     let flags = w.send_flags as u32;

@@ -241,6 +241,12 @@ pub(crate) const DEVICE_CAP_PORT_ACTIVE_EVENT: u64 =
 /// `IB_DEVICE_SYS_IMAGE_GUID`: `sys_image_guid` is meaningful.
 pub(crate) const DEVICE_CAP_SYS_IMAGE_GUID: u64 =
     bindings::ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID as u64;
+/// `IB_DEVICE_FLUSH_GLOBAL`: FLUSH to global visibility.
+pub(crate) const DEVICE_CAP_FLUSH_GLOBAL: u64 =
+    bindings::ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL as u64;
+/// `IB_DEVICE_ATOMIC_WRITE`: ATOMIC WRITE.
+pub(crate) const DEVICE_CAP_ATOMIC_WRITE: u64 =
+    bindings::ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as u64;
 /// `IBK_ALLOW_USER_UNREG`: `rdma link delete` may remove the device.
 pub(crate) const KERNEL_CAP_ALLOW_USER_UNREG: u64 =
     bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64;

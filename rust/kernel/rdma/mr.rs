@@ -25,6 +25,11 @@ impl Access {
     pub(crate) const REMOTE_ATOMIC: Self = Self(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
     /// Memory windows may be bound to it.
     pub(crate) const MW_BIND: Self = Self(bindings::ib_access_flags_IB_ACCESS_MW_BIND);
+    /// Peers may FLUSH it to global visibility.
+    pub(crate) const FLUSH_GLOBAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_FLUSH_GLOBAL);
+    /// Peers may FLUSH it to persistence.
+    pub(crate) const FLUSH_PERSISTENT: Self =
+        Self(bindings::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT);
     /// A window's addresses count from its start, not the virtual address.
     pub(crate) const ZERO_BASED: Self = Self(bindings::ib_access_flags_IB_ZERO_BASED);
     /// Flags ib_core lets a driver ignore (`IB_ACCESS_OPTIONAL`, e.g.
@@ -70,6 +75,9 @@ pub(crate) enum AtomicOp {
     CompareSwap { compare: u64, swap: u64 },
     /// Add `add`.
     FetchAdd { add: u64 },
+    /// Store `value` at once, after every earlier store (a release store:
+    /// IBTA's ATOMIC WRITE).
+    StoreRelease { value: u64 },
 }
 
 /// Pages in order, holding `len` bytes from offset `first` in the first,
@@ -187,7 +195,7 @@ impl Umem {
 
     /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
     /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
-    /// original value.
+    /// original value (for a store, the value stored).
     pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
         self.pages.atomic(offset, op)
     }
@@ -266,7 +274,7 @@ impl Pages {
 
     /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
     /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
-    /// original value.
+    /// original value (for a store, the value stored).
     fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
         if (self.first + offset) % 8 != 0 {
             return Err(EINVAL);
@@ -284,6 +292,10 @@ impl Pages {
                             bindings::rroce_cmpxchg64(word, compare, swap)
                         }
                         AtomicOp::FetchAdd { add } => bindings::rroce_fetch_add64(word, add),
+                        AtomicOp::StoreRelease { value } => {
+                            bindings::rroce_store_release64(word, value);
+                            value
+                        }
                     }
                 })
             };
@@ -349,7 +361,7 @@ impl KernelPages {
     }
 
     /// Runs `op` on the 8 aligned bytes at `offset`; returns the original
-    /// value.
+    /// value (for a store, the value stored).
     pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
         self.pages.atomic(offset, op)
     }

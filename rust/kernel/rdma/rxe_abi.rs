@@ -143,6 +143,10 @@ const _: () = {
     assert!(operands::MW_MW_RKEY == offset_of!(Wr, wr.mw.mw_rkey) - send::OPERANDS);
     assert!(operands::MW_RKEY == offset_of!(Wr, wr.mw.rkey) - send::OPERANDS);
     assert!(operands::MW_ACCESS == offset_of!(Wr, wr.mw.access) - send::OPERANDS);
+    assert!(operands::REMOTE_ADDR == offset_of!(Wr, wr.flush.remote_addr) - send::OPERANDS);
+    assert!(operands::FLUSH_RKEY == offset_of!(Wr, wr.flush.rkey) - send::OPERANDS);
+    assert!(operands::FLUSH_TYPE == offset_of!(Wr, wr.flush.type_) - send::OPERANDS);
+    assert!(operands::FLUSH_LEVEL == offset_of!(Wr, wr.flush.level) - send::OPERANDS);
 
     assert!(cqe::USER_WC_SIZE as usize == size_of::<Wc>());
     assert!(cqe::user::WR_ID == offset_of!(Wc, wr_id));
@@ -166,6 +170,8 @@ const _: () = {
     assert!(WrOpcode::BindMw as u32 == bindings::ib_wr_opcode_IB_WR_BIND_MW);
     assert!(WrOpcode::SendInv as u32 == bindings::ib_wr_opcode_IB_WR_SEND_WITH_INV);
     assert!(WrOpcode::RegMr as u32 == bindings::ib_wr_opcode_IB_WR_REG_MR);
+    assert!(WrOpcode::Flush as u32 == bindings::ib_wr_opcode_IB_WR_FLUSH);
+    assert!(WrOpcode::AtomicWrite as u32 == bindings::ib_wr_opcode_IB_WR_ATOMIC_WRITE);
     assert!(wqe::SEND_FENCE == bindings::ib_send_flags_IB_SEND_FENCE as u32);
     assert!(wqe::SEND_SIGNALED == bindings::ib_send_flags_IB_SEND_SIGNALED as u32);
     assert!(wqe::SEND_SOLICITED == bindings::ib_send_flags_IB_SEND_SOLICITED as u32);
@@ -179,6 +185,8 @@ const _: () = {
     assert!(WcOpcode::FetchAdd as u32 == bindings::ib_wc_opcode_IB_WC_FETCH_ADD);
     assert!(WcOpcode::BindMw as u32 == bindings::ib_wc_opcode_IB_WC_BIND_MW);
     assert!(WcOpcode::LocalInv as u32 == bindings::ib_wc_opcode_IB_WC_LOCAL_INV);
+    assert!(WcOpcode::Flush as u32 == bindings::ib_wc_opcode_IB_WC_FLUSH);
+    assert!(WcOpcode::AtomicWrite as u32 == bindings::ib_wc_opcode_IB_WC_ATOMIC_WRITE);
     assert!(WcOpcode::Recv as u32 == bindings::ib_wc_opcode_IB_WC_RECV);
     assert!(WcOpcode::RecvWriteImm as u32 == bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM);
     assert!(WcStatus::Success as u32 == bindings::ib_wc_status_IB_WC_SUCCESS);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The completer: turns the peer's responses (ACKs, NAKs, read and atomic
-//! responses) and its silence into send completions, in posting order.
+//! responses, and the empty read responses that answer FLUSH and ATOMIC
+//! WRITE) and its silence into send completions, in posting order.
 //!
 //! The send window decides what a response or a timeout means; the
 //! completer places what a read or an atomic returns, writes completions,
@@ -16,9 +17,9 @@ use crate::kernel_ext::{
 use crate::proto::{
     cqe::{WcOpcode, WcStatus},
     headers::{NakCode, Syndrome},
-    opcode::Operation,
+    opcode::{Opcode, Operation},
     packet::Packet,
-    window::{ReadResponse, RnrNak, Timer},
+    window::{Kind, ReadResponse, RnrNak, Timer},
     wqe::SEND_SIGNALED,
 };
 use crate::qp_state::{QpCore, QpInner};
@@ -78,7 +79,10 @@ pub(crate) fn receive_response(
                 }
             }
         }
-        Operation::ReadResponse => read_response(qp, inner, pkt, now),
+        Operation::ReadResponse => match inner.send.window.answer_for(Kind::Commit, psn) {
+            Some(slot) => committed(qp, inner, pkt, slot, now),
+            None => read_response(qp, inner, pkt, now),
+        },
         Operation::AtomicAck => atomic_ack(qp, inner, pkt, now),
         _ => return false,
     }
@@ -108,13 +112,27 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
     }
 }
 
+/// Completes the FLUSH or ATOMIC WRITE in `slot`: rxe answers both with a
+/// read response that holds nothing but an ACK.
+fn committed(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, slot: u32, now: u64) {
+    let acked = matches!(
+        pkt.headers.ext.aeth.map(|a| a.syndrome),
+        Some(Syndrome::Ack { .. })
+    );
+    if pkt.headers.bth.opcode == Opcode::RcReadResponseOnly && pkt.payload.is_empty() && acked {
+        inner.send.window.answered(slot, now);
+    } else {
+        fail(qp, inner, slot, WcStatus::BadRespErr);
+    }
+}
+
 /// Places an atomic's original value.
 fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
     let Some(ack) = pkt.headers.ext.atomic_ack else {
         return;
     };
     let window = &mut inner.send.window;
-    let Some(slot) = window.atomic_ack(pkt.headers.bth.psn) else {
+    let Some(slot) = window.answer_for(Kind::Atomic, pkt.headers.bth.psn) else {
         return;
     };
     let orig = ack.orig.to_ne_bytes();
@@ -122,7 +140,7 @@ fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
         .get(slot)
         .is_some_and(|e| e.local.scatter(0, &orig).is_ok())
     {
-        window.atomic_done(slot, now);
+        window.answered(slot, now);
     } else {
         fail(qp, inner, slot, WcStatus::LocProtErr);
     }

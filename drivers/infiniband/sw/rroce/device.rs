@@ -194,7 +194,9 @@ impl Driver for RroceDevice {
                 | rdma::DEVICE_CAP_MEM_MGT_EXTENSIONS
                 | rdma::DEVICE_CAP_RC_RNR_NAK_GEN
                 | rdma::DEVICE_CAP_PORT_ACTIVE_EVENT
-                | rdma::DEVICE_CAP_SYS_IMAGE_GUID,
+                | rdma::DEVICE_CAP_SYS_IMAGE_GUID
+                | rdma::DEVICE_CAP_FLUSH_GLOBAL
+                | rdma::DEVICE_CAP_ATOMIC_WRITE,
             kernel_cap_flags: rdma::KERNEL_CAP_ALLOW_USER_UNREG | rdma::KERNEL_CAP_LOCAL_DMA_LKEY,
             max_mr_size: u64::MAX,
             page_size_cap: 0xffff_f000,

@@ -54,6 +54,7 @@ const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::REMOTE_READ)
     .with(Access::REMOTE_ATOMIC)
     .with(Access::MW_BIND)
+    .with(Access::FLUSH_GLOBAL)
     .with(Access::OPTIONAL);
 
 /// The MRs of a device, by key index: 0 is never used, as key 0 is the

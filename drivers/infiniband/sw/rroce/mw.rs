@@ -30,7 +30,8 @@ const CONSUMER_BITS: u32 = 0xff;
 /// The rights a window may grant.
 const WINDOW_ACCESS: Access = Access::REMOTE_READ
     .with(Access::REMOTE_WRITE)
-    .with(Access::REMOTE_ATOMIC);
+    .with(Access::REMOTE_ATOMIC)
+    .with(Access::FLUSH_GLOBAL);
 /// What a bind may ask for besides: local rights, which mean nothing for a
 /// window (the C rxe takes them too), and zero-based addressing (type 2).
 const BIND_ACCESS: Access = WINDOW_ACCESS

@@ -46,11 +46,15 @@ use kernel::{new_mutex, prelude::*, sync::Arc};
 /// QP1, the general services QP.
 const GSI_QPN: u32 = 1;
 /// The access rights a QP may be given: the remote ones it grants, and
-/// local write, which means nothing for a QP but which perftest sets.
+/// local write, which means nothing for a QP but which perftest sets. Both
+/// FLUSH rights, as ib_cm gives every QP it connects both once the device
+/// has either; a persistent FLUSH still finds no MR that allows it.
 const QP_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::REMOTE_WRITE)
     .with(Access::REMOTE_READ)
-    .with(Access::REMOTE_ATOMIC);
+    .with(Access::REMOTE_ATOMIC)
+    .with(Access::FLUSH_GLOBAL)
+    .with(Access::FLUSH_PERSISTENT);
 
 /// The QPs of a device, by number.
 pub(crate) fn new_pool() -> impl PinInit<Pool<QpCore>, Error> {

@@ -19,7 +19,7 @@ use crate::mr::{self, MrError};
 use crate::mw;
 use crate::proto::{
     cqe::{WcOpcode, WcStatus},
-    headers::{AtomicEth, Deth, Ieth, ImmDt, Reth},
+    headers::{AtomicEth, Deth, Feth, Ieth, ImmDt, Reth},
     opcode::{Ext, Opcode},
     packet::{ExtHeaders, Headers},
     psn::Psn,
@@ -93,8 +93,21 @@ fn take(
     let local =
         Memory::for_send(dev.keys().mrs, data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
     let len = local.len();
-    if len != wqe.length as usize || wqe.length > MAX_MSG_SIZE || (atomic && len != 8) {
+    // A FLUSH's length is the remote range's: it carries no data.
+    let data_len = if wqe.opcode == WrOpcode::Flush {
+        0
+    } else {
+        wqe.length as usize
+    };
+    let eight_bytes = atomic || wqe.opcode == WrOpcode::AtomicWrite;
+    if len != data_len || wqe.length > MAX_MSG_SIZE || (eight_bytes && len != 8) {
         return Err(fail(WcStatus::LocLenErr));
+    }
+    if wqe
+        .flush
+        .is_some_and(|f| Feth::new(f.placement, f.selectivity).is_none())
+    {
+        return Err(fail(WcStatus::LocQpOpErr));
     }
     let ud = if qp.qp_type.is_ud() {
         // A datagram is one packet.
@@ -221,6 +234,24 @@ fn plan(
                 Opcode::RcFetchAdd
             };
             (opcode, 0, 0)
+        }
+        WrOpcode::Flush => {
+            // `take` checked that it fits.
+            ext.feth = w.flush.and_then(|f| Feth::new(f.placement, f.selectivity));
+            ext.reth = Some(Reth {
+                va: w.remote_addr,
+                rkey: w.rkey,
+                dma_len: w.length,
+            });
+            (Opcode::RcFlush, 0, 0)
+        }
+        WrOpcode::AtomicWrite => {
+            ext.reth = Some(Reth {
+                va: w.remote_addr,
+                rkey: w.rkey,
+                dma_len: w.length,
+            });
+            (Opcode::RcAtomicWrite, 0, w.length as usize)
         }
         _ => {
             let opcode = match &e.ud {

@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The responder: carries out the peer's requests in PSN order (receives,
-//! writes, reads, atomics) against the receive queue and the memory regions
-//! their keys name, and acknowledges them.
+//! writes, reads, atomics, flushes and atomic writes) against the receive
+//! queue and the memory regions their keys name, and acknowledges them.
 //!
 //! Nothing in a request is trusted: keys, addresses and lengths are checked
 //! against the MR before a byte is copied, and a request that fails the
 //! checks is answered with a NAK, never carried out in part.
 
 use crate::counters::Counter;
-use crate::kernel_ext::rdma::{Access, AtomicOp, QpState, QpType, RecvWqe, Wc};
+use crate::kernel_ext::{
+    rdma::{Access, AtomicOp, QpState, QpType, RecvWqe, Wc},
+    write_barrier,
+};
 use crate::mr::{MrCore, MrError};
 use crate::mw;
 use crate::proto::{
     cqe::{WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
-    headers::{Aeth, AtomicAckEth, NakCode, Reth, Syndrome, UNLIMITED_CREDITS},
+    headers::{Aeth, AtomicAckEth, Feth, NakCode, Reth, Syndrome, UNLIMITED_CREDITS},
     opcode::{Opcode, Operation, Transport},
     packet::{ExtHeaders, Headers, Packet},
     psn::Psn,
-    wqe::slot_wr_id,
+    wqe::{slot_wr_id, ATOMIC_WRITE_LEN},
 };
 use crate::qp_state::{QpCore, QpInner};
 use crate::recv_queue::{Recv, Write};
@@ -53,6 +56,18 @@ impl From<MrError> for Refusal {
 
 /// Sends an ACK or NAK for `psn`.
 fn send_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, syndrome: Syndrome) {
+    send_aeth(dev, qp, inner, Opcode::RcAck, psn, syndrome);
+}
+
+/// Sends a packet of `opcode` at `psn` that holds only an AETH.
+fn send_aeth(
+    dev: &impl Services,
+    qp: &QpCore,
+    inner: &QpInner,
+    opcode: Opcode,
+    psn: Psn,
+    syndrome: Syndrome,
+) {
     let ext = ExtHeaders {
         aeth: Some(Aeth {
             syndrome,
@@ -61,7 +76,7 @@ fn send_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, syndrom
         ..Default::default()
     };
     let headers = Headers {
-        bth: qp.bth(inner.attr.dest_qpn, Opcode::RcAck, psn),
+        bth: qp.bth(inner.attr.dest_qpn, opcode, psn),
         ext,
     };
     qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
@@ -390,6 +405,46 @@ fn execute(
             send_atomic_ack(dev, qp, inner, psn, orig);
             return Ok(());
         }
+        Operation::AtomicWrite => {
+            let reth = pkt
+                .headers
+                .ext
+                .reth
+                .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
+            let value = <[u8; 8]>::try_from(pkt.payload)
+                .map_err(|_| Refusal::Nak(NakCode::InvalidRequest))?;
+            if reth.dma_len != ATOMIC_WRITE_LEN {
+                return Err(Refusal::Nak(NakCode::InvalidRequest));
+            }
+            if !qp_access.contains(Access::REMOTE_WRITE) {
+                return Err(Refusal::Nak(NakCode::RemoteAccessError));
+            }
+            let (mr, offset) = mw::lookup_remote(
+                dev.keys(),
+                qp.for_mw(),
+                reth.rkey,
+                Access::REMOTE_WRITE,
+                reth.va,
+                8,
+            )?;
+            if reth.va % 8 != 0 {
+                return Err(Refusal::Nak(NakCode::InvalidRequest));
+            }
+            // The value's bytes as the requester's memory held them, as the
+            // C rxe stores them.
+            let value = u64::from_ne_bytes(value);
+            mr.atomic(offset, AtomicOp::StoreRelease { value })?;
+            committed(dev, qp, inner, psn);
+            return Ok(());
+        }
+        Operation::Flush => {
+            let (Some(feth), Some(reth)) = (pkt.headers.ext.feth, pkt.headers.ext.reth) else {
+                return Err(Refusal::Nak(NakCode::InvalidRequest));
+            };
+            flush(dev, qp, qp_access, &feth, &reth)?;
+            committed(dev, qp, inner, psn);
+            return Ok(());
+        }
         _ => return Err(Refusal::Nak(NakCode::InvalidRequest)),
     }
     inner.recv.epsn = psn.next();
@@ -398,6 +453,67 @@ fn execute(
         send_ack(dev, qp, inner, psn, ack());
     }
     Ok(())
+}
+
+/// Makes the writes before a FLUSH visible, once the QP and the memory its
+/// rkey names grant the placement it asks for.
+///
+/// A CPU's memory offers global visibility, which a write barrier gives.
+/// Persistence would need persistent memory, which no rroce MR is: the
+/// device does not advertise it, so no MR grants it, and a FLUSH asking for
+/// it gets a remote access error, as it does from the C rxe on ordinary
+/// memory.
+fn flush(
+    dev: &impl Services,
+    qp: &QpCore,
+    qp_access: Access,
+    feth: &Feth,
+    reth: &Reth,
+) -> Result<(), Refusal> {
+    let mut access = Access::from_bits(0);
+    if feth.placement & Feth::GLOBAL != 0 {
+        access = access.with(Access::FLUSH_GLOBAL);
+    }
+    if feth.placement & Feth::PERSISTENT != 0 {
+        access = access.with(Access::FLUSH_PERSISTENT);
+    }
+    if !qp_access.contains(access) {
+        return Err(Refusal::Nak(NakCode::RemoteAccessError));
+    }
+    let keys = dev.keys();
+    let (va, rkey) = (reth.va, reth.rkey);
+    match feth.selectivity {
+        // Unlike a zero-length READ or WRITE's, a FLUSH's key is checked
+        // whatever its length, as the C rxe does.
+        Feth::RANGE => {
+            mw::lookup_remote(keys, qp.for_mw(), rkey, access, va, reth.dma_len.into())?;
+        }
+        // The whole region: the address does not matter. The lookup checks
+        // the key and the rights before the range, so a range error means
+        // they passed.
+        Feth::MR => match mw::lookup_remote(keys, qp.for_mw(), rkey, access, va, 0) {
+            Ok(_) | Err(MrError::Range) => {}
+            Err(e) => return Err(e.into()),
+        },
+        _ => return Err(Refusal::Nak(NakCode::InvalidRequest)),
+    }
+    write_barrier();
+    Ok(())
+}
+
+/// A FLUSH or ATOMIC WRITE at `psn` was carried out: it completes a
+/// message, and its answer goes back.
+fn committed(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
+    inner.recv.msn = inner.recv.msn.wrapping_add(1);
+    inner.recv.epsn = psn.next();
+    inner.recv.nak_sent = None;
+    send_commit_ack(dev, qp, inner, psn);
+}
+
+/// Answers a FLUSH or ATOMIC WRITE at `psn` as the C rxe does: with a read
+/// response that holds only an ACK.
+fn send_commit_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn) {
+    send_aeth(dev, qp, inner, Opcode::RcReadResponseOnly, psn, ack());
 }
 
 /// Completes the receive request that a message filled.
@@ -543,6 +659,9 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
                 send_atomic_ack(dev, qp, inner, psn, orig);
             }
         }
+        // Done when it first came (a refused one does not move the
+        // expected PSN past it), and nothing to return: answer again.
+        Operation::Flush | Operation::AtomicWrite => send_commit_ack(dev, qp, inner, psn),
         _ => {
             if pkt.headers.bth.ack_req {
                 let last = inner.recv.epsn + Psn::MASK;

@@ -69,6 +69,7 @@ pub(crate) fn kind(op: WrOpcode) -> Kind {
     match op {
         WrOpcode::Read => Kind::Read,
         WrOpcode::CmpSwap | WrOpcode::FetchAdd => Kind::Atomic,
+        WrOpcode::Flush | WrOpcode::AtomicWrite => Kind::Commit,
         _ => Kind::Data,
     }
 }

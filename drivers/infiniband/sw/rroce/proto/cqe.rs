@@ -63,6 +63,8 @@ pub(crate) enum WcOpcode {
     FetchAdd = 4,
     BindMw = 5,
     LocalInv = 6,
+    Flush = 8,
+    AtomicWrite = 9,
     RegMr = 10,
     Recv = 1 << 7,
     RecvWriteImm = (1 << 7) + 1,
@@ -79,6 +81,8 @@ impl From<WrOpcode> for WcOpcode {
             WrOpcode::FetchAdd => Self::FetchAdd,
             WrOpcode::LocalInv => Self::LocalInv,
             WrOpcode::BindMw => Self::BindMw,
+            WrOpcode::Flush => Self::Flush,
+            WrOpcode::AtomicWrite => Self::AtomicWrite,
             WrOpcode::RegMr => Self::RegMr,
         }
     }

@@ -180,6 +180,66 @@ impl Header for Reth {
     }
 }
 
+/// The FLUSH extended transport header: what a FLUSH makes visible, and of
+/// which memory.
+///
+/// One big-endian word: the placement type in bits 3:0, the selectivity
+/// level in bits 5:4, the rest reserved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Feth {
+    /// Placement type, a set of [`Feth::GLOBAL`] and [`Feth::PERSISTENT`].
+    pub(crate) placement: u8,
+    /// Selectivity level: [`Feth::RANGE`] or [`Feth::MR`] (2 and 3 are
+    /// reserved).
+    pub(crate) selectivity: u8,
+}
+
+impl Feth {
+    /// Placement type: visible to every later access (global visibility).
+    pub(crate) const GLOBAL: u8 = 1 << 0;
+    /// Placement type: written through to persistent memory.
+    pub(crate) const PERSISTENT: u8 = 1 << 1;
+    /// Selectivity level: the RETH's range.
+    pub(crate) const RANGE: u8 = 0;
+    /// Selectivity level: the whole memory region the RETH's rkey names.
+    pub(crate) const MR: u8 = 1;
+
+    const PLACEMENT_BITS: u32 = 0x0f;
+    const SELECTIVITY_SHIFT: u32 = 4;
+    const SELECTIVITY_BITS: u32 = 0x03;
+
+    /// The header for a placement type and selectivity level, if they fit
+    /// their bits.
+    pub(crate) fn new(placement: u8, selectivity: u8) -> Option<Self> {
+        let fits = u32::from(placement) & !Self::PLACEMENT_BITS == 0
+            && u32::from(selectivity) & !Self::SELECTIVITY_BITS == 0;
+        fits.then_some(Self {
+            placement,
+            selectivity,
+        })
+    }
+}
+
+impl Header for Feth {
+    const LEN: usize = Ext::FETH.wire_len();
+
+    fn parse(bytes: &[u8]) -> Result<Self, HeaderError> {
+        let word = Reader::new(bytes).u32()?;
+        Ok(Self {
+            placement: (word & Self::PLACEMENT_BITS) as u8,
+            selectivity: (word >> Self::SELECTIVITY_SHIFT & Self::SELECTIVITY_BITS) as u8,
+        })
+    }
+
+    fn write(&self, buf: &mut [u8]) -> Result<(), HeaderError> {
+        let (placement, selectivity) = (u32::from(self.placement), u32::from(self.selectivity));
+        if placement & !Self::PLACEMENT_BITS != 0 || selectivity & !Self::SELECTIVITY_BITS != 0 {
+            return Err(HeaderError::Range);
+        }
+        Writer::new(buf, Self::LEN)?.u32(selectivity << Self::SELECTIVITY_SHIFT | placement)
+    }
+}
+
 /// A NAK code: why the responder refused a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -515,6 +575,44 @@ mod tests {
             1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0x22, 0x33, 0x44, 0x80, 0, 0, 0,
         ];
         round_trip(reth, &wire);
+    }
+
+    // rxe_hdr.h's feth_init(): level in bits 5:4, type in bits 3:0.
+    #[test]
+    fn feth_layout() {
+        let mr_global = Feth {
+            placement: Feth::GLOBAL,
+            selectivity: Feth::MR,
+        };
+        round_trip(mr_global, &[0, 0, 0, 0x11]);
+        let range_both = Feth {
+            placement: Feth::GLOBAL | Feth::PERSISTENT,
+            selectivity: Feth::RANGE,
+        };
+        round_trip(range_both, &[0, 0, 0, 0x03]);
+        // Reserved bits are ignored on parse and refused on write.
+        assert_eq!(
+            Feth::parse(&[0xff, 0xff, 0xff, 0xd2]),
+            Ok(Feth {
+                placement: 2,
+                selectivity: 1
+            })
+        );
+        assert_eq!(Feth::new(1, 1), Some(mr_global));
+        assert_eq!(Feth::new(0x10, 0), None);
+        assert_eq!(Feth::new(1, 4), None);
+        let mut buf = [0u8; 4];
+        let wide = Feth {
+            placement: 0x10,
+            selectivity: 0,
+        };
+        assert_eq!(wide.write(&mut buf), Err(HeaderError::Range));
+        let deep = Feth {
+            placement: 1,
+            selectivity: 4,
+        };
+        assert_eq!(deep.write(&mut buf), Err(HeaderError::Range));
+        assert_eq!(buf, [0; 4]);
     }
 
     #[test]

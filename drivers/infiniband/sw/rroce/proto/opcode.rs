@@ -7,9 +7,9 @@
 //! in one table, [`Opcode::info`], so that the parser, the builder and the
 //! requester, responder and completer cannot disagree about them.
 //!
-//! The set is what `rdma_rxe` speaks on RC, UC and UD. RD, XRC, CNP, FLUSH
-//! and ATOMIC_WRITE are not supported, and [`Opcode::from_u8`] rejects them
-//! like any unknown value.
+//! The set is what `rdma_rxe` speaks on RC, UC and UD, FLUSH and ATOMIC
+//! WRITE (IBTA 1.5) included. RD, XRC and CNP are not supported, and
+//! [`Opcode::from_u8`] rejects them like any unknown value.
 
 /// A BTH opcode rroce understands.
 ///
@@ -64,6 +64,10 @@ pub(crate) enum Opcode {
     RcSendLastInv = 0x16,
     /// RC SEND with invalidate in a single packet.
     RcSendOnlyInv = 0x17,
+    /// RC FLUSH: makes earlier writes to a range or an MR visible.
+    RcFlush = 0x1c,
+    /// RC ATOMIC WRITE: eight bytes stored at once, after earlier writes.
+    RcAtomicWrite = 0x1d,
     /// UC SEND, first packet of several.
     UcSendFirst = 0x20,
     /// UC SEND, a packet between the first and the last.
@@ -124,6 +128,10 @@ pub(crate) enum Operation {
     CompareSwap,
     /// Atomic fetch and add on remote memory.
     FetchAdd,
+    /// Makes earlier writes visible; answered by an empty read response.
+    Flush,
+    /// Stores eight bytes at once; answered by an empty read response.
+    AtomicWrite,
 }
 
 /// Where a packet sits in its message.
@@ -144,7 +152,7 @@ pub(crate) const BTH_LEN: usize = 12;
 
 /// A set of extension headers, in the order they follow the BTH.
 ///
-/// IBA fixes one order for all of them: DETH, RETH, AtomicETH, AETH,
+/// IBA fixes one order for all of them: DETH, FETH, RETH, AtomicETH, AETH,
 /// AtomicAckETH, ImmDt, IETH. No opcode has two that would be out of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ext(u8);
@@ -166,6 +174,8 @@ impl Ext {
     pub(crate) const IMM_DT: Ext = Ext(1 << 5);
     /// Invalidate ETH: the rkey to invalidate.
     pub(crate) const IETH: Ext = Ext(1 << 6);
+    /// FLUSH ETH: placement type and selectivity level.
+    pub(crate) const FETH: Ext = Ext(1 << 7);
 
     /// Returns this set with the headers of `other` added.
     pub(crate) const fn with(self, other: Ext) -> Ext {
@@ -180,7 +190,7 @@ impl Ext {
     /// Returns the bytes the headers of this set take on the wire.
     pub(crate) const fn wire_len(self) -> usize {
         // IBA 9.3; the header types take their lengths from here.
-        const LENS: [(Ext, usize); 7] = [
+        const LENS: [(Ext, usize); 8] = [
             (Ext::DETH, 8),
             (Ext::RETH, 16),
             (Ext::ATOMIC_ETH, 28),
@@ -188,6 +198,7 @@ impl Ext {
             (Ext::ATOMIC_ACK_ETH, 8),
             (Ext::IMM_DT, 4),
             (Ext::IETH, 4),
+            (Ext::FETH, 4),
         ];
         let mut len = 0;
         let mut i = 0;
@@ -230,7 +241,7 @@ pub(crate) const MAX_HEADER_LEN: usize = {
 
 impl Opcode {
     /// Every supported opcode, in wire-value order.
-    pub(crate) const ALL: [Opcode; 37] = {
+    pub(crate) const ALL: [Opcode; 39] = {
         use Opcode::*;
         [
             RcSendFirst,
@@ -256,6 +267,8 @@ impl Opcode {
             RcFetchAdd,
             RcSendLastInv,
             RcSendOnlyInv,
+            RcFlush,
+            RcAtomicWrite,
             UcSendFirst,
             UcSendMiddle,
             UcSendLast,
@@ -293,6 +306,7 @@ impl Opcode {
         const IMM_RETH: Ext = Ext::RETH.with(Ext::IMM_DT);
         const IMM_DETH: Ext = Ext::DETH.with(Ext::IMM_DT);
         const ATOMIC_ACK: Ext = Ext::AETH.with(Ext::ATOMIC_ACK_ETH);
+        const FLUSH: Ext = Ext::FETH.with(Ext::RETH);
 
         let (operation, segment, ext) = match self {
             Self::RcSendFirst | Self::UcSendFirst => (Send, First, Ext::NONE),
@@ -318,6 +332,8 @@ impl Opcode {
             Self::RcAtomicAck => (AtomicAck, Only, ATOMIC_ACK),
             Self::RcCompareSwap => (CompareSwap, Only, Ext::ATOMIC_ETH),
             Self::RcFetchAdd => (FetchAdd, Only, Ext::ATOMIC_ETH),
+            Self::RcFlush => (Flush, Only, FLUSH),
+            Self::RcAtomicWrite => (AtomicWrite, Only, Ext::RETH),
             Self::UdSendOnly => (Send, Only, Ext::DETH),
             Self::UdSendOnlyImm => (Send, Only, IMM_DETH),
         };
@@ -357,7 +373,7 @@ impl Opcode {
     pub(crate) const fn has_payload(self) -> bool {
         matches!(
             self.operation(),
-            Operation::Send | Operation::Write | Operation::ReadResponse
+            Operation::Send | Operation::Write | Operation::ReadResponse | Operation::AtomicWrite
         )
     }
 
@@ -432,8 +448,8 @@ mod tests {
             .filter(|&v| Opcode::from_u8(v).is_some())
             .count();
         assert_eq!(known, Opcode::ALL.len());
-        // RD, CNP, FLUSH, ATOMIC_WRITE, the reserved 0x15 and UD SEND_FIRST.
-        for v in [0x40, 0x81, 0x1c, 0x1d, 0x15, 0x60, 0x2c, 0x66, 0xff] {
+        // RD, CNP, UC FLUSH, the reserved 0x15 and UD SEND_FIRST.
+        for v in [0x40, 0x81, 0x3c, 0x3d, 0x15, 0x60, 0x2c, 0x66, 0xff] {
             assert_eq!(Opcode::from_u8(v), None, "{v:#x}");
         }
     }
@@ -480,6 +496,8 @@ mod tests {
             (Opcode::RcAck, 16),
             (Opcode::RcAtomicAck, 24),
             (Opcode::RcCompareSwap, 40),
+            (Opcode::RcFlush, 32),
+            (Opcode::RcAtomicWrite, 28),
             (Opcode::UdSendOnly, 20),
             (Opcode::UdSendOnlyImm, 24),
         ];
@@ -497,6 +515,8 @@ mod tests {
         assert!(!Opcode::RcAck.has_payload());
         assert!(!Opcode::RcAtomicAck.has_payload());
         assert!(!Opcode::RcCompareSwap.has_payload());
+        assert!(!Opcode::RcFlush.has_payload());
+        assert!(Opcode::RcAtomicWrite.has_payload());
     }
 
     #[test]

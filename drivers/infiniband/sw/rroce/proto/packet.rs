@@ -15,7 +15,7 @@
 //! requester and responder write headers, then the payload and pad.
 
 use super::headers::{
-    Aeth, AtomicAckEth, AtomicEth, Bth, Deth, Header, HeaderError, Ieth, ImmDt, Reth,
+    Aeth, AtomicAckEth, AtomicEth, Bth, Deth, Feth, Header, HeaderError, Ieth, ImmDt, Reth,
 };
 use super::icrc;
 use super::opcode::{Ext, Opcode};
@@ -69,7 +69,10 @@ impl From<HeaderError> for BuildError {
 pub(crate) struct ExtHeaders {
     /// Datagram ETH, on UD.
     pub(crate) deth: Option<Deth>,
-    /// RDMA ETH, on the first WRITE packet and on read requests.
+    /// FLUSH ETH, on FLUSH.
+    pub(crate) feth: Option<Feth>,
+    /// RDMA ETH, on the first WRITE packet, read requests, FLUSH and ATOMIC
+    /// WRITE.
     pub(crate) reth: Option<Reth>,
     /// Atomic ETH, on compare-swap and fetch-add.
     pub(crate) atomic: Option<AtomicEth>,
@@ -93,6 +96,7 @@ impl ExtHeaders {
             }
         };
         add(self.deth.is_some(), Ext::DETH);
+        add(self.feth.is_some(), Ext::FETH);
         add(self.reth.is_some(), Ext::RETH);
         add(self.atomic.is_some(), Ext::ATOMIC_ETH);
         add(self.aeth.is_some(), Ext::AETH);
@@ -148,6 +152,7 @@ impl Headers {
         // Wire order: the order of `Ext`.
         let ext = ExtHeaders {
             deth: take(&mut rest, want, Ext::DETH)?,
+            feth: take(&mut rest, want, Ext::FETH)?,
             reth: take(&mut rest, want, Ext::RETH)?,
             atomic: take(&mut rest, want, Ext::ATOMIC_ETH)?,
             aeth: take(&mut rest, want, Ext::AETH)?,
@@ -173,6 +178,7 @@ impl Headers {
         // Wire order, as in `parse`.
         let ext = &self.ext;
         let rest = put(rest, ext.deth.as_ref())?;
+        let rest = put(rest, ext.feth.as_ref())?;
         let rest = put(rest, ext.reth.as_ref())?;
         let rest = put(rest, ext.atomic.as_ref())?;
         let rest = put(rest, ext.aeth.as_ref())?;
@@ -271,6 +277,10 @@ mod tests {
                     qkey: 0x8001_0000,
                     src_qpn: 1,
                 }),
+                feth: pick(Ext::FETH).then_some(Feth {
+                    placement: Feth::GLOBAL,
+                    selectivity: Feth::MR,
+                }),
                 reth: pick(Ext::RETH).then_some(Reth {
                     va: 0x7f00_0000_1000,
                     rkey: 0x1234,
@@ -356,6 +366,47 @@ mod tests {
             0x11, 0x11, 0x11, 0x11, 0, 0, 0, 0x11, // DETH
             1, 2, 3, 4, // ImmDt
             b'x', 0, 0, 0, // payload, pad
+            0, 0, 0, 0, // ICRC
+        ];
+        assert_eq!(&buf[..n], &expect);
+        assert_eq!(Packet::parse(&expect, MTU).unwrap().headers, h);
+    }
+
+    // A FLUSH as rxe builds it: the FETH comes before the RETH.
+    #[test]
+    fn flush_bytes() {
+        let h = Headers {
+            bth: Bth {
+                opcode: Opcode::RcFlush,
+                solicited: false,
+                mig_req: false,
+                pad: 0,
+                pkey: 0xffff,
+                fecn: false,
+                becn: false,
+                dest_qpn: 0x11,
+                ack_req: true,
+                psn: Psn::new(7),
+            },
+            ext: ExtHeaders {
+                feth: Some(Feth {
+                    placement: Feth::GLOBAL,
+                    selectivity: Feth::RANGE,
+                }),
+                reth: Some(Reth {
+                    va: 0x1000,
+                    rkey: 0x22,
+                    dma_len: 0x300,
+                }),
+                ..ExtHeaders::default()
+            },
+        };
+        let mut buf = [0u8; 64];
+        let n = build(&h, &[], &mut buf);
+        let expect = [
+            0x1c, 0, 0xff, 0xff, 0, 0, 0, 0x11, 0x80, 0, 0, 7, // BTH
+            0, 0, 0, 0x01, // FETH
+            0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0x22, 0, 0, 0x03, 0, // RETH
             0, 0, 0, 0, // ICRC
         ];
         assert_eq!(&buf[..n], &expect);

@@ -67,6 +67,9 @@ pub(crate) enum Kind {
     Read,
     /// An atomic: its one request, which an atomic ACK answers.
     Atomic,
+    /// A FLUSH or ATOMIC WRITE: its one request, which an empty read
+    /// response answers, or a later ACK (it returns nothing to wait for).
+    Commit,
 }
 
 /// A work request's place in the PSN space, and how far it got.
@@ -100,7 +103,7 @@ impl Track {
     /// starting at `first_psn`.
     pub(crate) fn new(kind: Kind, length: u32, mtu: u32, first_psn: Psn) -> Self {
         let npsn = match kind {
-            Kind::Atomic => 1,
+            Kind::Atomic | Kind::Commit => 1,
             Kind::Data | Kind::Read => length.div_ceil(mtu.max(1)).max(1),
         };
         Self {
@@ -147,8 +150,16 @@ impl Track {
         self.done
     }
 
-    fn is_read_or_atomic(&self) -> bool {
+    /// Whether the responder holds a resource for it (a READ, an atomic,
+    /// a FLUSH or an ATOMIC WRITE): what `max_rd_atomic` and fences count.
+    fn takes_resource(&self) -> bool {
         self.kind != Kind::Data
+    }
+
+    /// Whether only its own answer completes it, not a later ACK: a read's
+    /// data or an atomic's original value must come back.
+    fn needs_answer(&self) -> bool {
+        matches!(self.kind, Kind::Read | Kind::Atomic)
     }
 
     /// What `sent` counts up to.
@@ -414,10 +425,10 @@ where
         None
     }
 
-    /// Whether a read or atomic taken has not been answered: what a fenced
-    /// request waits for (IBA 10.8.3.3).
+    /// Whether a read or atomic (FLUSH and ATOMIC WRITE included) taken has
+    /// not been answered: what a fenced request waits for (IBA 10.8.3.3).
     pub(crate) fn reads_pending(&self) -> bool {
-        self.taken().any(|t| t.is_read_or_atomic() && !t.done)
+        self.taken().any(|t| t.takes_resource() && !t.done)
     }
 
     /// Read and atomic requests on the wire that the peer has not answered in
@@ -427,9 +438,9 @@ where
     fn reads_in_flight(&self) -> u32 {
         let high = self.high;
         self.taken()
-            .filter(|t| t.is_read_or_atomic() && !t.done && t.first_psn.before(high))
+            .filter(|t| t.takes_resource() && !t.done && t.first_psn.before(high))
             .map(|t| {
-                if t.kind == Kind::Atomic {
+                if t.kind != Kind::Read {
                     return 1;
                 }
                 // The chunks asked for, from the one that holds the first
@@ -475,7 +486,7 @@ where
                 }
                 // Asking again takes no new responder resource; asking
                 // anew does.
-                let new_read = t.is_read_or_atomic() && !psn.before(self.high);
+                let new_read = t.takes_resource() && !psn.before(self.high);
                 if new_read && self.reads_in_flight() >= max_rd_atomic {
                     return Next::Wait;
                 }
@@ -620,7 +631,7 @@ where
         let mut i = self.head;
         while i != until {
             if let Some(t) = self.track(i) {
-                if t.is_read_or_atomic() && !t.done {
+                if t.needs_answer() && !t.done {
                     return;
                 }
                 t.acked = t.npsn;

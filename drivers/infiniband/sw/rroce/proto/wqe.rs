@@ -13,8 +13,8 @@
 //! ```text
 //! struct rxe_send_wqe (208 bytes, then SGEs or inline data)
 //!   0  wr_id   12 opcode   16 send_flags   20 ex (imm_data, invalidate_rkey)
-//!  24  wr: the union of rdma, atomic, ud and mw operands
-//! 184  dma: 0 length  12 num_sge  24 sge[] or inline_data[]
+//!  24  wr: the union of rdma, atomic, ud, mw and flush operands
+//! 184  dma: 0 length  12 num_sge  24 sge[] or inline_data[] or atomic_wr
 //! struct rxe_recv_wqe (40 bytes, then SGEs)
 //!   0  wr_id   16 dma (as above)
 //! struct rxe_sge (16 bytes): 0 addr  8 length  12 lkey
@@ -92,7 +92,17 @@ pub(crate) mod operands {
     pub(crate) const MW_RKEY: usize = 24;
     /// `mw.access`.
     pub(crate) const MW_ACCESS: usize = 28;
+    /// `flush.rkey`: not where `rdma.rkey` is.
+    pub(crate) const FLUSH_RKEY: usize = 12;
+    /// `flush.type`: the placement type.
+    pub(crate) const FLUSH_TYPE: usize = 16;
+    /// `flush.level`: the selectivity level.
+    pub(crate) const FLUSH_LEVEL: usize = 17;
 }
+
+/// The bytes an ATOMIC WRITE stores (`dma.atomic_wr`, where inline data
+/// would be).
+pub(crate) const ATOMIC_WRITE_LEN: u32 = 8;
 
 /// `IB_SEND_*` flags of a send work request.
 pub(crate) const SEND_FENCE: u32 = 1 << 0;
@@ -189,6 +199,8 @@ pub(crate) enum WrOpcode {
     LocalInv = 7,
     BindMw = 8,
     SendInv = 9,
+    Flush = 14,
+    AtomicWrite = 15,
     /// Fast registration of an MR, for kernel consumers only
     /// (`IB_WR_REG_MR`): no ring element carries it.
     RegMr = 0x20,
@@ -197,7 +209,7 @@ pub(crate) enum WrOpcode {
 impl WrOpcode {
     /// Every operation a ring element may carry, in the order of their
     /// values.
-    pub(crate) const ALL: [Self; 10] = [
+    pub(crate) const ALL: [Self; 12] = [
         Self::Write,
         Self::WriteImm,
         Self::Send,
@@ -208,11 +220,13 @@ impl WrOpcode {
         Self::LocalInv,
         Self::BindMw,
         Self::SendInv,
+        Self::Flush,
+        Self::AtomicWrite,
     ];
 
     /// The operation numbered `op`, if a ring element may carry it.
     pub(crate) fn from_raw(op: u32) -> Option<Self> {
-        Self::ALL.get(usize::try_from(op).ok()?).copied()
+        Self::ALL.into_iter().find(|&o| o as u32 == op)
     }
 
     /// Whether the device carries it out itself, sending nothing.
@@ -238,6 +252,14 @@ pub(crate) struct MwBind {
     pub(crate) mw_rkey: u32,
     pub(crate) new_rkey: u32,
     pub(crate) access: u32,
+}
+
+/// What a FLUSH makes visible (`wr.flush` of `struct rxe_send_wr`), as the
+/// FETH carries it; the range is the request's remote address and length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Flush {
+    pub(crate) placement: u8,
+    pub(crate) selectivity: u8,
 }
 
 /// A fast registration (`struct ib_reg_wr`): the MR its key's index names
@@ -283,6 +305,8 @@ pub(crate) struct SendWqe<D, A> {
     pub(crate) av: Option<A>,
     /// A memory window bind.
     pub(crate) mw: Option<MwBind>,
+    /// A FLUSH's placement and selectivity.
+    pub(crate) flush: Option<Flush>,
     /// A fast registration.
     pub(crate) reg: Option<FastReg>,
     /// The message length, which the data must add up to.
@@ -314,6 +338,7 @@ impl<D, A> SendWqe<D, A> {
             ah_num: 0,
             av: None,
             mw: None,
+            flush: None,
             reg: None,
             length,
             data,
@@ -336,6 +361,7 @@ impl<D, A> SendWqe<D, A> {
             ah_num,
             av,
             mw,
+            flush,
             reg,
             length,
             data,
@@ -354,6 +380,7 @@ impl<D, A> SendWqe<D, A> {
             ah_num,
             av,
             mw,
+            flush,
             reg,
             length,
             data: f(data)?,
@@ -374,7 +401,13 @@ impl<'a, A> SendWqe<RingData<'a>, A> {
         let length = ne_u32(b, send::DMA + dma::LENGTH);
         let at = send::DMA + dma::DATA;
         let inline = flags & SEND_INLINE != 0 && !opcode.is_atomic() && opcode != WrOpcode::Read;
-        let data = if inline {
+        let data = if opcode == WrOpcode::AtomicWrite {
+            // Its eight bytes, whatever the flags and length say.
+            RingData::Inline(b.get(at..at + ATOMIC_WRITE_LEN as usize)?)
+        } else if opcode == WrOpcode::Flush {
+            // No data: the length is the remote range's.
+            RingData::Sges(Sges::at(b, at, 0)?)
+        } else if inline {
             if length > max_inline {
                 return None;
             }
@@ -387,10 +420,10 @@ impl<'a, A> SendWqe<RingData<'a>, A> {
             RingData::Sges(Sges::at(b, at, num as usize)?)
         };
         let u = send::OPERANDS;
-        let rkey = if opcode.is_atomic() {
-            ATOMIC_RKEY
-        } else {
-            RDMA_RKEY
+        let rkey = match opcode {
+            WrOpcode::CmpSwap | WrOpcode::FetchAdd => ATOMIC_RKEY,
+            WrOpcode::Flush => FLUSH_RKEY,
+            _ => RDMA_RKEY,
         };
         Some(Self {
             remote_addr: ne_u64(b, u + REMOTE_ADDR),
@@ -407,6 +440,10 @@ impl<'a, A> SendWqe<RingData<'a>, A> {
                 mw_rkey: ne_u32(b, u + MW_MW_RKEY),
                 new_rkey: ne_u32(b, u + MW_RKEY),
                 access: ne_u32(b, u + MW_ACCESS),
+            }),
+            flush: (opcode == WrOpcode::Flush).then(|| Flush {
+                placement: b[u + FLUSH_TYPE],
+                selectivity: b[u + FLUSH_LEVEL],
             }),
             ..Self::new(
                 ne_u64(b, send::WR_ID),
@@ -516,6 +553,42 @@ mod tests {
         assert!(matches!(w.data, RingData::Sges(ref s) if s.len() == 1));
     }
 
+    // rdma-core's wr_atomic_write(): rdma operands, the value in atomic_wr.
+    #[test]
+    fn an_atomic_write_carries_its_eight_bytes() {
+        let mut b = send_slot(WrOpcode::AtomicWrite, SEND_SIGNALED, 8, 0);
+        put64(&mut b, send::OPERANDS, 0x7000);
+        put32(&mut b, send::OPERANDS + operands::RDMA_RKEY, 0x99);
+        put64(&mut b, send::DMA + dma::DATA, 0x0102_0304_0506_0708);
+        let w = Parsed::parse(&b, 0, 0).unwrap();
+        assert_eq!((w.remote_addr, w.rkey, w.length), (0x7000, 0x99, 8));
+        let value = 0x0102_0304_0506_0708u64.to_ne_bytes();
+        assert_eq!(w.data, RingData::Inline(&value));
+        // The value must be in the slot.
+        let end = send::DMA + dma::DATA + ATOMIC_WRITE_LEN as usize;
+        assert_eq!(Parsed::parse(&b[..end - 1], 0, 0), None);
+    }
+
+    // rdma-core's wr_flush(): the rkey at offset 12, the length in dma.
+    #[test]
+    fn a_flush_has_its_own_operands_and_no_data() {
+        let mut b = send_slot(WrOpcode::Flush, SEND_SIGNALED, 4096, 5);
+        let u = send::OPERANDS;
+        put64(&mut b, u, 0x8000);
+        put32(&mut b, u + operands::RDMA_RKEY, 1);
+        put32(&mut b, u + operands::FLUSH_RKEY, 0x77);
+        b[u + operands::FLUSH_TYPE] = 1;
+        b[u + operands::FLUSH_LEVEL] = 1;
+        let w = Parsed::parse(&b, 0, 0).unwrap();
+        assert_eq!((w.remote_addr, w.rkey, w.length), (0x8000, 0x77, 4096));
+        let want = Flush {
+            placement: 1,
+            selectivity: 1,
+        };
+        assert_eq!(w.flush, Some(want));
+        assert!(matches!(w.data, RingData::Sges(ref s) if s.len() == 0));
+    }
+
     #[test]
     fn inline_data_is_the_bytes_after_the_element() {
         let mut b = send_slot(WrOpcode::Send, SEND_INLINE, 5, 99);
@@ -589,7 +662,9 @@ mod tests {
         for op in WrOpcode::ALL {
             assert_eq!(WrOpcode::from_raw(op as u32), Some(op));
         }
-        assert_eq!(WrOpcode::from_raw(WrOpcode::ALL.len() as u32), None);
+        for gap in [10, 11, 12, 13, 16, u32::MAX] {
+            assert_eq!(WrOpcode::from_raw(gap), None, "{gap}");
+        }
         // Fast registration is for kernel consumers: no ring carries it.
         assert_eq!(WrOpcode::from_raw(WrOpcode::RegMr as u32), None);
     }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What the peer's responses mean for the send window: ACKs and NAKs,
-//! read responses and atomic ACKs.
+//! read responses, atomic ACKs and the empty read responses that answer
+//! FLUSH and ATOMIC WRITE.
 
 use super::super::psn::Psn;
 use super::{Clock, Kind, ReadResponse, RnrNak, SendWindow, Track, RNR_RETRY_FOREVER};
@@ -35,7 +36,7 @@ where
         let mut i = self.head;
         while i != self.next {
             let Some(t) = self.track(i) else { break };
-            if t.is_read_or_atomic() {
+            if t.needs_answer() {
                 if !t.done {
                     break;
                 }
@@ -155,16 +156,16 @@ where
         self.progress(now);
     }
 
-    /// The slot of the atomic an atomic ACK at `psn` answers, if it waits
-    /// for one.
-    pub(crate) fn atomic_ack(&self, psn: Psn) -> Option<u32> {
+    /// The slot of the request of `kind` (an atomic, or a FLUSH or ATOMIC
+    /// WRITE) that an answer at `psn` is for, if it waits for one.
+    pub(crate) fn answer_for(&self, kind: Kind, psn: Psn) -> Option<u32> {
         let k = self.find(psn)?;
         let t = self.get(k)?.as_ref();
-        (t.kind == Kind::Atomic && !t.done && t.sent != 0).then_some(k)
+        (t.kind == kind && !t.done && t.sent != 0).then_some(k)
     }
 
-    /// The atomic in slot `index` has its answer, at `now`.
-    pub(crate) fn atomic_done(&mut self, index: u32, now: u64) {
+    /// The single-packet request in slot `index` has its answer, at `now`.
+    pub(crate) fn answered(&mut self, index: u32, now: u64) {
         let Some(t) = self.track(index) else { return };
         t.done = true;
         self.ack_before(index);
