@@ -119,7 +119,9 @@ dead_read() {
 		return 0
 	fi
 	vm_wait dead_read || return 1
-	python3 "$SELFTESTS_DIR/read_requests.py" eth0 200 >/tmp/reads.out &
+	# Between two of the 7 retries there may be 4 s (the cap on the learnt
+	# timeout) and more on a slow kernel: the sniffer waits longer there.
+	python3 "$SELFTESTS_DIR/read_requests.py" eth0 $((200 * SLOW)) $((5 * SLOW)) >/tmp/reads.out &
 	sniffer=$!
 	wait_output /tmp/reads.out capturing 60 $sniffer
 	timeout $((180 * SLOW)) ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# read_requests.py IFACE SECONDS: print "capturing", then the PSN and DMA
-# length of each RoCEv2 RDMA READ request (IPv4) that leaves IFACE, one per
-# line, so that a test can see what a requester asks again after timeouts.
-# Stops after SECONDS, or once no packet has left for 5 s after a request.
+# read_requests.py IFACE SECONDS [IDLE]: print "capturing", then the PSN and
+# DMA length of each RoCEv2 RDMA READ request (IPv4) that leaves IFACE, one
+# per line, so that a test can see what a requester asks again after
+# timeouts. Stops after SECONDS, or once no packet has left for IDLE
+# seconds (default 5) after a request.
 
 import ctypes
 import socket
@@ -19,9 +20,8 @@ SO_ATTACH_FILTER = 26
 SKF_AD_PKTTYPE = 0xFFFFF000 + 4
 ROCE_PORT = 4791
 RC_RDMA_READ_REQUEST = 0x0C
-IDLE = 5.0
-
 iface, seconds = sys.argv[1], float(sys.argv[2])
+IDLE = float(sys.argv[3]) if len(sys.argv) > 3 else 5.0
 # Outgoing packets reach only taps of every protocol; a classic BPF filter
 # keeps the incoming ones (every read response) out of the socket, which a
 # slow VM would otherwise overflow, losing requests.
