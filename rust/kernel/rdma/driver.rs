@@ -6,10 +6,10 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
-    srq::{SrqAttr, SrqMask, SrqNotifier},
+    srq::{SrqAttr, SrqMask},
     work::{QpHandle, RecvWqe, SendWqe},
     Access, Av, CqNotifier, Device, DeviceAttr, KernelPages, LinkLayer, MwType, PortAttr,
-    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, UData, UserContext,
+    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, SrqNotifier, UData, UserContext,
 };
 use crate::{kernel_ext::net::SkBuff, proto::cqe::KernelWc};
 use kernel::{prelude::*, sync::Arc};
@@ -113,13 +113,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn alloc_mw(dev: &Device<Self>, pd: &Self::Pd, mw_type: MwType) -> Result<(Self::Mw, u32)>;
     /// Deallocates a memory window; its data is handed back to be dropped.
     fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw);
-    /// A new queue pair; `init.caps` is updated to what it really holds.
-    /// Returns its data and QP number.
+    /// A new queue pair, whose events go through `notifier`; `init.caps`
+    /// is updated to what it really holds. Returns its data and QP number.
     fn create_qp(
         dev: &Device<Self>,
         pd: &Self::Pd,
         init: &mut QpInit,
         cqs: QpCqs<'_, Self>,
+        notifier: Arc<QpNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self::Qp, u32)>;
     /// Destroys a queue pair; its data is handed back to be dropped.

@@ -6,7 +6,6 @@
 
 mod adapter;
 mod container;
-mod cq;
 mod device;
 mod driver;
 mod kernel_segs;
@@ -14,6 +13,7 @@ mod kverbs;
 mod link;
 mod mmap;
 mod mr;
+mod notifier;
 mod object;
 mod qp;
 mod register;
@@ -26,17 +26,17 @@ mod ucontext;
 mod udata;
 mod work;
 
-pub(crate) use cq::CqNotifier;
 pub(crate) use device::Device;
 pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, UserRegion};
 pub(crate) use kernel_segs::{KernelSegs, LOCAL_DMA_LKEY};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, AtomicOp, KernelPages, Umem};
+pub(crate) use notifier::{CqNotifier, QpEvent, QpNotifier, SrqNotifier};
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType};
 pub(crate) use register::DeviceParams;
 pub(crate) use registry::Registry;
-pub(crate) use srq::{SrqAttr, SrqMask, SrqNotifier};
+pub(crate) use srq::{SrqAttr, SrqMask};
 pub(crate) use ucontext::UserContext;
 pub(crate) use udata::UData;
 pub(crate) use work::{QpHandle, RecvData, RecvWqe, SendData, SendWqe, Wc};

@@ -18,7 +18,7 @@ use crate::kernel_ext::{
 use crate::limits::MAX_CQE;
 use crate::proto::cqe::{KernelWc, KERNEL_WC_SIZE, USER_WC_SIZE};
 use crate::ring::UserRing;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use kernel::{
     new_mutex,
     prelude::*,
@@ -62,6 +62,8 @@ pub(crate) struct CqCore {
     kernel_ring: Option<UserRing>,
     /// An [`Arm`].
     arm: AtomicU8,
+    /// A completion found the CQ full, and its owner was told.
+    overflowed: AtomicBool,
     notifier: Arc<CqNotifier>,
 }
 
@@ -127,6 +129,7 @@ impl Cq {
                 }),
                 kernel_ring,
                 arm: AtomicU8::new(Arm::Idle as u8),
+                overflowed: AtomicBool::new(false),
                 notifier,
             }),
             GFP_KERNEL,
@@ -213,25 +216,34 @@ impl Cq {
 }
 
 impl CqCore {
-    /// Adds a completion and signals it if the CQ is armed for it.
+    /// Adds a completion and signals it if the CQ is armed for it. The
+    /// first completion that finds the CQ full tells its owner (the IBA's
+    /// CQ overrun); the QP it is for fails.
     pub(crate) fn push(&self, wc: &Wc, solicited: bool) -> Result<(), Overflow> {
-        {
+        let room = {
             let mut state = self.state.lock();
             let producer = state.producer;
             let ring = self.ring(&state).ok_or(Overflow)?;
             let geometry = ring.geometry();
-            if geometry.is_full(producer, ring.consumer()) {
-                return Err(Overflow);
+            let room = !geometry.is_full(producer, ring.consumer());
+            if room {
+                let written = if self.kernel_ring.is_some() {
+                    ring.write(producer, &wc.to_kernel_bytes())
+                } else {
+                    ring.write(producer, &wc.to_bytes())
+                };
+                written.map_err(|_| Overflow)?;
+                let next = geometry.next(producer);
+                ring.publish_producer(next);
+                state.producer = next;
             }
-            let written = if self.kernel_ring.is_some() {
-                ring.write(producer, &wc.to_kernel_bytes())
-            } else {
-                ring.write(producer, &wc.to_bytes())
-            };
-            written.map_err(|_| Overflow)?;
-            let next = geometry.next(producer);
-            ring.publish_producer(next);
-            state.producer = next;
+            room
+        };
+        if !room {
+            if !self.overflowed.swap(true, Ordering::Relaxed) {
+                self.notifier.overflowed();
+            }
+            return Err(Overflow);
         }
         let armed = self.arm.load(Ordering::Acquire);
         let fire = armed == Arm::Next as u8 || (armed == Arm::Solicited as u8 && solicited);

@@ -19,8 +19,8 @@ use crate::kernel_ext::{
     rdma::{
         self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
         Global, KernelPages, LinkLayer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr,
-        PortEvent, PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, RecvWqe,
-        Registry, SendWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
+        PortEvent, PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, QpNotifier,
+        RecvWqe, Registry, SendWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
     },
 };
 use crate::limits::{
@@ -341,9 +341,10 @@ impl Driver for RroceDevice {
         pd: &PdNum,
         init: &mut QpInit,
         cqs: QpCqs<'_, Self>,
+        notifier: Arc<QpNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Qp, u32)> {
-        Qp::create(dev, dev.data().qps(), *pd, init, &cqs, user)
+        Qp::create(dev, dev.data().qps(), *pd, init, &cqs, notifier, user)
     }
 
     fn destroy_qp(dev: &Device<Self>, qp: Qp) {

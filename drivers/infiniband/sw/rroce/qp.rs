@@ -19,7 +19,7 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::CreateQpResp, Access, Av, Driver, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
-        QpMask, QpState, QpType, RecvWqe, SendWqe, UData, UserContext,
+        QpMask, QpNotifier, QpState, QpType, RecvWqe, SendWqe, UData, UserContext,
     },
 };
 use crate::kqueue::{Fifo, KernelQueue, KernelQueues};
@@ -75,6 +75,7 @@ impl Qp {
         pd: PdNum,
         init: &mut QpInit,
         links: &QpCqs<'_, impl Driver<Cq = Cq, Srq = Srq>>,
+        events: Arc<QpNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
     ) -> Result<(Self, u32)> {
         let supported = match init.qp_type {
@@ -138,6 +139,7 @@ impl Qp {
                     sq,
                     kernel,
                     handle: links.handle,
+                    events: events.clone(),
                     rq,
                     srq,
                     send_cq: links.send.core(),
@@ -151,6 +153,7 @@ impl Qp {
                         recv,
                         ksend: Fifo::new(),
                         krecv: Fifo::new(),
+                        established: false,
                     })),
                 }),
                 GFP_KERNEL,
@@ -227,6 +230,7 @@ impl Qp {
         {
             return Err(EINVAL);
         }
+        let was = inner.attr.state;
         inner.attr.apply(change);
         if let Some(av) = change.av {
             inner.av = av;
@@ -239,7 +243,13 @@ impl Qp {
         }
         if change.mask.has(QpMask::STATE) {
             match change.attr.state {
-                QpState::Err => qp.flush(inner),
+                QpState::Err => {
+                    qp.flush(inner);
+                    if was != QpState::Err {
+                        qp.left_srq();
+                    }
+                }
+                QpState::Rtr => inner.established = false,
                 QpState::Reset => {
                     qp.discard(inner);
                     inner.send.reset(Psn::new(0));
@@ -318,6 +328,7 @@ impl QpCore {
             return;
         };
         if pkt.headers.bth.opcode.is_request() {
+            self.establish(inner);
             responder::receive(dev, self, inner, pkt, ip);
         } else {
             if completer::receive_response(dev, self, inner, pkt) {

@@ -13,7 +13,7 @@ use crate::cq::CqCore;
 use crate::index::PdNum;
 use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{
-    Av, Mtu, QpAttr, QpCaps, QpHandle, QpState, QpType, RecvWqe, SendWqe, Wc,
+    Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType, RecvWqe, SendWqe, Wc,
 };
 use crate::kqueue::{Fifo, KernelQueues};
 use crate::mw::ForQp;
@@ -51,6 +51,8 @@ pub(crate) struct QpCore {
     /// A kernel consumer's queues, and its `ib_qp` for completions.
     pub(crate) kernel: Option<KernelQueues>,
     pub(crate) handle: QpHandle,
+    /// Its owner's asynchronous events.
+    pub(crate) events: Arc<QpNotifier>,
     /// The receive queue, or the SRQ receive requests come from.
     pub(crate) rq: Option<UserRing>,
     pub(crate) srq: Option<Arc<SrqCore>>,
@@ -77,6 +79,8 @@ pub(crate) struct QpInner {
     /// A kernel QP's posted requests, taken off their queues.
     pub(crate) ksend: Fifo<SendWqe>,
     pub(crate) krecv: Fifo<RecvWqe>,
+    /// A packet arrived since the QP last entered RTR.
+    pub(crate) established: bool,
 }
 
 impl QpCore {
@@ -155,17 +159,38 @@ impl QpCore {
         }
     }
 
-    /// Adds a send completion; a full CQ puts the QP in the error state.
+    /// Adds a send completion; a full CQ is fatal to the QP.
     pub(crate) fn complete_send(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
         if self.send_cq.push(wc, solicited).is_err() {
+            self.events.raise(QpEvent::Fatal);
             self.enter_error(inner);
         }
     }
 
-    /// Adds a receive completion; a full CQ puts the QP in the error state.
+    /// Adds a receive completion; a full CQ is fatal to the QP.
     pub(crate) fn complete_recv(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
         if self.recv_cq.push(wc, solicited).is_err() {
+            self.events.raise(QpEvent::Fatal);
             self.enter_error(inner);
+        }
+    }
+
+    /// A connected QP ready to receive tells its owner of the first packet
+    /// that reaches it (IBA 11.6.3), which is how the CM learns that the
+    /// connection is up if the peer's RTU was lost.
+    pub(crate) fn establish(&self, inner: &mut QpInner) {
+        let connected = matches!(self.qp_type, QpType::Rc | QpType::Uc);
+        if connected && inner.attr.state == QpState::Rtr && !inner.established {
+            inner.established = true;
+            self.events.raise(QpEvent::CommEstablished);
+        }
+    }
+
+    /// Tells the owner of a QP on an SRQ, which just entered the error
+    /// state, that it takes no more receive requests from there.
+    pub(crate) fn left_srq(&self) {
+        if self.srq.is_some() {
+            self.events.raise(QpEvent::LastWqeReached);
         }
     }
 
@@ -186,6 +211,7 @@ impl QpCore {
         if inner.attr.state != QpState::Err {
             inner.attr.state = QpState::Err;
             self.flush(inner);
+            self.left_srq();
         }
     }
 

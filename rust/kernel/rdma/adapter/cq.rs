@@ -31,12 +31,8 @@ impl<T: Driver> Adapter<T> {
                 let uctx = bindings::rroce_attrs_ucontext(attrs).cast::<UserContext>();
                 let udata = UData::from_raw(bindings::rroce_attrs_udata(attrs));
                 let user = uctx.as_ref().map(|u| (u, &udata));
-                let notifier = Arc::pin_init(
-                    pin_init!(CqNotifier {
-                        cq <- new_mutex!(RawCq(cq)),
-                    }),
-                    GFP_KERNEL,
-                )?;
+                // The CQ lives until `destroy_cq` forgets it.
+                let notifier = CqNotifier::new(cq)?;
                 let dev = Self::device((*cq).device);
                 let (data, cqe) = T::create_cq(dev, &a, notifier.clone(), user)?;
                 (*cq).cqe = cqe.try_into().map_err(|_| EINVAL)?;
@@ -55,8 +51,7 @@ impl<T: Driver> Adapter<T> {
     ) -> ffi::c_int {
         // SAFETY: ib_core destroys a CQ once, after a successful create.
         let slot = unsafe { CqObject::<T>::take(cq) };
-        // INVARIANT: The CQ is about to be freed.
-        slot.notifier.cq.lock().0 = core::ptr::null_mut();
+        slot.notifier.forget();
         0
     }
 

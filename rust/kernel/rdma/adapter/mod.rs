@@ -18,14 +18,14 @@ mod qp;
 mod srq;
 mod ucontext;
 
-use self::{ah::AhSlot, cq::CqSlot, srq::SrqSlot};
+use self::{ah::AhSlot, cq::CqSlot, qp::QpSlot, srq::SrqSlot};
 use super::{
     container::Container,
-    cq::{CqNotifier, RawCq},
     kverbs,
+    notifier::{CqNotifier, QpNotifier, SrqNotifier},
     object::Object,
     qp::write_cap,
-    srq::{RawSrq, SrqAttr, SrqMask, SrqNotifier},
+    srq::{SrqAttr, SrqMask},
     stats,
     ucontext::UserContext,
     work::QpHandle,
@@ -36,7 +36,7 @@ use crate::{bindings, proto::cqe::KernelWc};
 use core::marker::PhantomData;
 use kernel::{
     error::{from_result, to_result},
-    ffi, new_mutex,
+    ffi,
     prelude::*,
     sync::Arc,
 };
@@ -49,7 +49,7 @@ type PdObject<T> = Object<bindings::ib_pd, <T as Driver>::Pd>;
 type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
 type MrObject<T> = Object<bindings::ib_mr, <T as Driver>::Mr>;
 type MwObject<T> = Object<bindings::ib_mw, <T as Driver>::Mw>;
-type QpObject<T> = Object<bindings::ib_qp, <T as Driver>::Qp>;
+type QpObject<T> = Object<bindings::ib_qp, QpSlot<T>>;
 type AhObject<T> = Object<bindings::ib_ah, AhSlot<T>>;
 type SrqObject<T> = Object<bindings::ib_srq, SrqSlot<T>>;
 

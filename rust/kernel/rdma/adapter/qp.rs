@@ -5,6 +5,12 @@
 
 use super::*;
 
+/// A QP's data behind its `ib_qp`: the driver's, and the notifier.
+pub(super) struct QpSlot<T: Driver> {
+    pub(super) notifier: Arc<QpNotifier>,
+    pub(super) data: T::Qp,
+}
+
 impl<T: Driver> Adapter<T> {
     /// # Safety
     ///
@@ -31,10 +37,12 @@ impl<T: Driver> Adapter<T> {
                     srq: (!(*attr).srq.is_null()).then(|| &SrqObject::<T>::data((*attr).srq).data),
                     handle: QpHandle(qp as usize),
                 };
-                let (data, qpn) = T::create_qp(dev, pd, &mut init, cqs, user)?;
+                // The QP lives until `destroy_qp` forgets it.
+                let notifier = QpNotifier::new(qp)?;
+                let (data, qpn) = T::create_qp(dev, pd, &mut init, cqs, notifier.clone(), user)?;
                 QpInit::write_caps(&init.caps, attr);
                 (*qp).qp_num = qpn;
-                QpObject::<T>::write(qp, data);
+                QpObject::<T>::write(qp, QpSlot { notifier, data });
             }
             Ok(0)
         })
@@ -49,7 +57,10 @@ impl<T: Driver> Adapter<T> {
     ) -> ffi::c_int {
         // SAFETY: The QP's data is initialised; ib_core frees the memory
         // after this returns and never uses the data again.
-        unsafe { T::destroy_qp(Self::device((*qp).device), QpObject::<T>::take(qp)) };
+        let slot = unsafe { QpObject::<T>::take(qp) };
+        slot.notifier.forget();
+        // SAFETY: As above.
+        T::destroy_qp(unsafe { Self::device((*qp).device) }, slot.data);
         0
     }
 
@@ -66,7 +77,11 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: The QP is ours and alive, `attr` valid, during the call.
             unsafe {
                 let change = QpChange::from_raw(attr, mask as u32)?;
-                T::modify_qp(Self::device((*qp).device), QpObject::<T>::data(qp), &change)?;
+                T::modify_qp(
+                    Self::device((*qp).device),
+                    &QpObject::<T>::data(qp).data,
+                    &change,
+                )?;
             }
             Ok(0)
         })
@@ -85,7 +100,8 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: The QP is ours and alive, `attr` and `init` valid and
             // writable, during the call.
             unsafe {
-                let (a, caps) = T::query_qp(Self::device((*qp).device), QpObject::<T>::data(qp))?;
+                let (a, caps) =
+                    T::query_qp(Self::device((*qp).device), &QpObject::<T>::data(qp).data)?;
                 a.write_to(&mut *attr);
                 write_cap(&caps, &mut (*attr).cap);
                 write_cap(&caps, &mut (*init).cap);
@@ -114,7 +130,7 @@ impl<T: Driver> Adapter<T> {
         from_result(|| {
             // SAFETY: The QP is ours and alive, during the call. A user QP's
             // work requests are in its send ring, not in `wr`.
-            unsafe { T::post_send(Self::device((*qp).device), QpObject::<T>::data(qp))? };
+            unsafe { T::post_send(Self::device((*qp).device), &QpObject::<T>::data(qp).data)? };
             Ok(0)
         })
     }
@@ -133,7 +149,7 @@ impl<T: Driver> Adapter<T> {
             let t = (*qp).qp_type;
             (
                 Self::device((*qp).device),
-                QpObject::<T>::data(qp),
+                &QpObject::<T>::data(qp).data,
                 t == bindings::ib_qp_type_IB_QPT_UD || t == bindings::ib_qp_type_IB_QPT_GSI,
             )
         };
@@ -170,7 +186,7 @@ impl<T: Driver> Adapter<T> {
         let (dev, data, user) = unsafe {
             (
                 Self::device((*qp).device),
-                QpObject::<T>::data(qp),
+                &QpObject::<T>::data(qp).data,
                 !(*qp).uobject.is_null(),
             )
         };

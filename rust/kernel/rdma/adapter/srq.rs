@@ -30,12 +30,8 @@ impl<T: Driver> Adapter<T> {
                 let dev = Self::device((*srq).device);
                 let pd = PdObject::<T>::data((*srq).pd);
                 let attr = SrqAttr::from_raw(&(*init).attr);
-                let notifier = Arc::pin_init(
-                    pin_init!(SrqNotifier {
-                        srq <- new_mutex!(RawSrq(srq)),
-                    }),
-                    GFP_KERNEL,
-                )?;
+                // The SRQ lives until `destroy_srq` forgets it.
+                let notifier = SrqNotifier::new(srq)?;
                 let uctx = bindings::rroce_udata_ucontext(udata).cast::<UserContext>();
                 let udata = UData::from_raw(udata);
                 let user = uctx.as_ref().map(|u| (u, &udata));
@@ -94,8 +90,7 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: The data is initialised and never used again; ib_core
         // frees the SRQ after this returns.
         let slot = unsafe { SrqObject::<T>::take(srq) };
-        // INVARIANT: The SRQ is about to be freed.
-        slot.notifier.srq.lock().0 = core::ptr::null_mut();
+        slot.notifier.forget();
         // SAFETY: As above.
         T::destroy_srq(unsafe { Self::device((*srq).device) }, slot.data);
         0

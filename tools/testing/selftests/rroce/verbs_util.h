@@ -91,9 +91,9 @@ static inline int ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
 	return -1;
 }
 
-/* Takes an RC QP to RTS, talking to @dest_qpn at @gid (index @gid_index), MTU 1024. */
-static inline int connect_rc(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
-			     int gid_index, uint8_t timeout, uint8_t retry_cnt)
+/* Takes an RC QP to RTR, talking to @dest_qpn at @gid (index @gid_index), MTU 1024. */
+static inline int rc_ready_to_receive(struct ibv_qp *qp, uint32_t dest_qpn,
+				      const union ibv_gid *gid, int gid_index)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -103,8 +103,6 @@ static inline int connect_rc(struct ibv_qp *qp, uint32_t dest_qpn, const union i
 		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
 		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = *gid,
 			     .sgid_index = gid_index, .hop_limit = 64 } },
-		.timeout = timeout, .retry_cnt = retry_cnt, .rnr_retry = 7, .sq_psn = 0x100,
-		.max_rd_atomic = 16,
 	};
 	int err;
 
@@ -115,23 +113,48 @@ static inline int connect_rc(struct ibv_qp *qp, uint32_t dest_qpn, const union i
 	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	a.qp_state = IBV_QPS_RTS;
-	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (err)
-		printf("# connecting QP %u: %s\n", qp->qp_num, strerror(err));
+		printf("# QP %u to RTR: %s\n", qp->qp_num, strerror(err));
 	return !err;
 }
 
-/* Destroys the first @n of @qp and @cq that exist, and forgets them all. */
+/* Takes an RC QP from RTR to RTS. */
+static inline int rc_ready_to_send(struct ibv_qp *qp, uint8_t timeout, uint8_t retry_cnt)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .timeout = timeout, .retry_cnt = retry_cnt,
+		.rnr_retry = 7, .sq_psn = 0x100, .max_rd_atomic = 16,
+	};
+	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+
+	if (err)
+		printf("# QP %u to RTS: %s\n", qp->qp_num, strerror(err));
+	return !err;
+}
+
+/* Takes an RC QP to RTS, as rc_ready_to_receive() and rc_ready_to_send() do. */
+static inline int connect_rc(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *gid,
+			     int gid_index, uint8_t timeout, uint8_t retry_cnt)
+{
+	return rc_ready_to_receive(qp, dest_qpn, gid, gid_index) &&
+	       rc_ready_to_send(qp, timeout, retry_cnt);
+}
+
+/*
+ * Destroys the first @n of @qp, then of @cq (a CQ may serve several of the
+ * QPs), those that exist, and forgets them all.
+ */
 static inline int destroy_qps(struct ibv_qp **qp, struct ibv_cq **cq, int n)
 {
 	int ok = 1;
 
 	for (int i = 0; i < n; i++) {
 		ok &= !qp[i] || !ibv_destroy_qp(qp[i]);
-		ok &= !cq[i] || !ibv_destroy_cq(cq[i]);
 		qp[i] = NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		ok &= !cq[i] || !ibv_destroy_cq(cq[i]);
 		cq[i] = NULL;
 	}
 	return ok;
