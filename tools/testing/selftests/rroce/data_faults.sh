@@ -30,8 +30,6 @@ INTACT="^500 messages of 8192 bytes each way .*: all intact, in order, once"
 BAD_LINK="delay 1ms reorder 10% 50% loss 5% duplicate 2% corrupt 1%"
 
 modprobe sch_netem || ktap_skip_all "no sch_netem"
-# The tools' own time limits, stretched on slow kernels.
-SLOW=${RROCE_SLOWDOWN:-1}
 
 # round DRIVER PORT: the bad link tests on one driver.
 round() {
@@ -60,7 +58,7 @@ round() {
 
 	# A dead link under a running pingpong: the client's retries run out.
 	if [ "$RROCE_VM" = 1 ]; then
-		timeout $((120 * SLOW)) ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) -n 1000000 -s 64 \
+		timeout $((120 * SLOWDOWN)) ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) -n 1000000 -s 64 \
 			>/dev/null 2>&1 &
 		wait_listen $((port + 3)) && vm_signal "$drv.dead"
 		vm_wait "$drv.dead.done" 180
@@ -68,7 +66,7 @@ round() {
 		wait
 	else
 		vm_wait "$drv.dead" && {
-			timeout $((120 * SLOW)) stdbuf -oL ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) \
+			timeout $((120 * SLOWDOWN)) stdbuf -oL ibv_rc_pingpong -d $dev -g "$gid" -p $((port + 3)) \
 				-n 1000000 -s 64 "$(peer_ip4)" >/tmp/dead.out 2>&1 &
 			# Cut the link once the QPs are connected: a fixed 3 s was
 			# too short for the TCP exchange on a crowded debug kernel.
@@ -107,7 +105,7 @@ dead_read() {
 	local port=$1 gid status server sniffer client
 	gid=$(gid_index rroce0 "$RROCE_IP4")
 	if [ "$RROCE_VM" = 1 ]; then
-		timeout $((300 * SLOW)) ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
+		timeout $((300 * SLOWDOWN)) ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
 			>/dev/null 2>&1 &
 		server=$!
 		wait_listen $port && vm_signal dead_read
@@ -121,10 +119,10 @@ dead_read() {
 	vm_wait dead_read || return 1
 	# Between two of the 7 retries there may be 4 s (the cap on the learnt
 	# timeout) and more on a slow kernel: the sniffer waits longer there.
-	python3 "$SELFTESTS_DIR/read_requests.py" eth0 $((200 * SLOW)) $((5 * SLOW)) >/tmp/reads.out &
+	python3 "$SELFTESTS_DIR/read_requests.py" eth0 $((200 * SLOWDOWN)) $((5 * SLOWDOWN)) >/tmp/reads.out &
 	sniffer=$!
 	wait_output /tmp/reads.out capturing 60 $sniffer
-	timeout $((180 * SLOW)) ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
+	timeout $((180 * SLOWDOWN)) ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
 		"$(peer_ip4)" >/tmp/dead_read.out 2>&1 &
 	client=$!
 	# Reads are running once 2000 responses have come.
@@ -155,7 +153,7 @@ driver_down rroce
 vm_signal unloaded.dead_read && vm_wait unloaded.dead_read 120
 
 round rroce 18950
-[ "$SLOW" -gt 1 ] && ktap_finish
+[ "$SLOWDOWN" -gt 1 ] && ktap_finish
 # rxe's results are reported, not tested: pair's failures must not count,
 # nor may a hung rxe run use up the VMs' time.
 PAIR_TIMEOUT_RXE=120

@@ -26,7 +26,7 @@ ktap_plan 4
 ITERS="iters in [0-9.]+ seconds"
 PORT=18600
 # The pingpong runs as long as the injection, stretched on slow kernels.
-LIMIT=$((600 * ${RROCE_SLOWDOWN:-1}))
+LIMIT=$((600 * SLOWDOWN))
 
 driver_up rroce
 ktap_result $? "rroce0 on eth0"

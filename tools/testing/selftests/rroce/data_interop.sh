@@ -12,7 +12,6 @@
 # in full, every run is RROCE_SLOWDOWN times shorter.
 VM_TIMEOUT=${VM_TIMEOUT:-600}
 vm_main 2
-SHRINK=${RROCE_SLOWDOWN:-1}
 
 require_cmd ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ib_send_bw ib_write_bw ib_read_bw rdma
 ktap_plan 16
@@ -28,18 +27,18 @@ round() {
 	dev=$DEV
 	gid=$(gid_index $dev "$RROCE_IP4")
 	pair "rc_pingpong $1-$2" $port "$ITERS" \
-		ibv_rc_pingpong -d $dev -g "$gid" -p $port -n $((100 / SHRINK)) -s 8192 -c
+		ibv_rc_pingpong -d $dev -g "$gid" -p $port -n $((100 / SLOWDOWN)) -s 8192 -c
 	pair "uc_pingpong $1-$2" $((port + 1)) "$ITERS" \
-		ibv_uc_pingpong -d $dev -g "$gid" -p $((port + 1)) -n $((100 / SHRINK)) -s 1024 -c
+		ibv_uc_pingpong -d $dev -g "$gid" -p $((port + 1)) -n $((100 / SLOWDOWN)) -s 1024 -c
 	pair "ud_pingpong $1-$2" $((port + 2)) "$ITERS" \
-		ibv_ud_pingpong -d $dev -g "$gid" -p $((port + 2)) -n $((100 / SHRINK)) -s 1024
+		ibv_ud_pingpong -d $dev -g "$gid" -p $((port + 2)) -n $((100 / SLOWDOWN)) -s 1024
 	pair "srq_pingpong $1-$2" $((port + 3)) "$ITERS" \
-		ibv_srq_pingpong -d $dev -g "$gid" -p $((port + 3)) -n $((50 / SHRINK)) -s 1024 -q 4
+		ibv_srq_pingpong -d $dev -g "$gid" -p $((port + 3)) -n $((50 / SLOWDOWN)) -s 1024 -q 4
 	port=$((port + 3))
 	for tool in ib_send_bw ib_write_bw ib_read_bw; do
 		port=$((port + 2))
-		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$(bw_row 1048576 $((20 / SHRINK)))" \
-			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n $((20 / SHRINK))
+		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$(bw_row 1048576 $((20 / SLOWDOWN)))" \
+			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n $((20 / SLOWDOWN))
 	done
 	# What each side counted: retransmissions, duplicates, ...
 	show_link_stats $dev

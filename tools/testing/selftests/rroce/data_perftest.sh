@@ -33,7 +33,7 @@ perf() {
 PAIR_TIMEOUT=300
 # -a ends with 8 MiB messages.
 BW_SIZES=(-a -n 5) BW_LAST=(8388608 5)
-[ "${RROCE_SLOWDOWN:-1}" -gt 1 ] && BW_SIZES=(-s 1048576 -n 8) BW_LAST=(1048576 8)
+[ "$SLOWDOWN" -gt 1 ] && BW_SIZES=(-s 1048576 -n 8) BW_LAST=(1048576 8)
 perf "$(bw_row "${BW_LAST[@]}")" ib_send_bw "${BW_SIZES[@]}"
 perf "$(bw_row "${BW_LAST[@]}")" ib_write_bw "${BW_SIZES[@]}"
 perf "$(bw_row "${BW_LAST[@]}")" ib_read_bw "${BW_SIZES[@]}"

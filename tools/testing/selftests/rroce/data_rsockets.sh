@@ -16,8 +16,8 @@ VM_TIMEOUT=${VM_TIMEOUT:-900}
 vm_main 2
 
 require_cmd rstream riostream rdma
-RUNS=${RSOCKETS_RUNS:-$((50 / ${RROCE_SLOWDOWN:-1}))}
-LIMIT=$((30 * ${RROCE_SLOWDOWN:-1}))
+RUNS=${RSOCKETS_RUNS:-$((50 / SLOWDOWN))}
+LIMIT=$((30 * SLOWDOWN))
 if [ "$RROCE_VM" = 1 ]; then ktap_plan 6; else ktap_plan 4; fi
 
 modprobe rdma_ucm

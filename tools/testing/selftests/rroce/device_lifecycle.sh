@@ -16,7 +16,7 @@ vm_main 1
 
 # 30 rounds; 10 on the debug kernel, where kmemleak is the exact check and
 # 30 rounds of both drivers took 1043 s of its 1200.
-ROUNDS=$((RROCE_SLOWDOWN > 1 ? 10 : 30))
+ROUNDS=$((SLOWDOWN > 1 ? 10 : 30))
 require_cmd rdma ibv_devinfo
 ktap_plan 3
 

@@ -21,19 +21,17 @@ ktap_plan $((RROCE_VM == 1 ? 6 : 8))
 EXPORT=/srv/rroce
 MNT=/mnt/rroce
 SIZES="4096 65536 1048576 16777216"
-# Time limits stretch RROCE_SLOWDOWN times on slow kernels.
-SLOW=${RROCE_SLOWDOWN:-1}
 
 # renew_device WHO: take rroce0 away under the live mount (within 60 s) by
 # deleting it, or for the server by removing the module; add a fresh one.
 renew_device() {
 	local t=$SECONDS
 	if [ "$1" = server ]; then
-		timeout $((60 * SLOW)) rmmod rroce
+		timeout $((60 * SLOWDOWN)) rmmod rroce
 		ktap_result $? "$1: rmmod rroce under the live mount, in $((SECONDS - t)) s"
 		load_rroce
 	else
-		timeout $((60 * SLOW)) rdma link delete rroce0
+		timeout $((60 * SLOWDOWN)) rdma link delete rroce0
 		ktap_result $? "$1: rroce0 deleted under the live mount, in $((SECONDS - t)) s"
 	fi
 	rdma link add rroce0 type rroce netdev eth0
@@ -43,7 +41,7 @@ renew_device() {
 # reconnects over the fresh device.
 read_on() {
 	local sum
-	sum=$(timeout $((180 * SLOW)) dd if=$MNT/file.1048576 iflag=direct bs=64k status=none | sha256sum) &&
+	sum=$(timeout $((180 * SLOWDOWN)) dd if=$MNT/file.1048576 iflag=direct bs=64k status=none | sha256sum) &&
 		[ "${sum%% *}" = "$(grep file.1048576 "$RROCE_SHARED/client.sums" | cut -d' ' -f1)" ]
 }
 

@@ -24,7 +24,6 @@ vm_main 2
 # The debug kernel moved 64 MiB at 143 KiB/s here, beside other VMs: on it
 # (RROCE_SLOWDOWN=4) each round moves a quarter of the data, in time limits
 # four times as long.
-SHRINK=${RROCE_SLOWDOWN:-1}
 
 require_cmd fio tc rdma
 modprobe sch_netem || ktap_skip_all "no sch_netem"
@@ -35,7 +34,7 @@ BAD_LINK="delay 1ms reorder 10% 50% loss 1%"
 # write_check MIB: fio writes MIB MiB to the namespace in 4 KiB..1 MiB
 # pieces from 4 jobs, reads it back and checks every block.
 write_check() {
-	timeout $((600 * SHRINK)) fio --name=rroce --filename="$NS" --direct=1 \
+	timeout $((600 * SLOWDOWN)) fio --name=rroce --filename="$NS" --direct=1 \
 		--ioengine=psync --rw=write --bsrange=4k-1m \
 		--size=$(($1 * 256))k --numjobs=4 --offset_increment=$(($1 * 256))k \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
@@ -69,7 +68,7 @@ polled_check() {
 	echo >/sys/kernel/tracing/trace &&
 		echo "qid == $qid" >$events/filter &&
 		echo 1 >$events/enable || return 1
-	timeout $((300 * SHRINK)) fio --name=polled --filename="$NS" --direct=1 \
+	timeout $((300 * SLOWDOWN)) fio --name=polled --filename="$NS" --direct=1 \
 		--ioengine=io_uring --hipri=1 --iodepth=4 --rw=write --bsrange=4k-64k --size=$1m \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
 		>/tmp/fio.out 2>&1
@@ -83,10 +82,10 @@ polled_check() {
 }
 
 # round TARGET_DRIVER HOST_DRIVER [MIB [NETEM]]: one connection, MIB MiB
-# (default 64, divided by SHRINK) through it, over a link netem makes
+# (default 64, divided by SLOWDOWN) through it, over a link netem makes
 # NETEM if given.
 round() {
-	local mine=$1 mib=$((${3:-64} / SHRINK)) tag=$1-$2-${3:-64} dev
+	local mine=$1 mib=$((${3:-64} / SLOWDOWN)) tag=$1-$2-${3:-64} dev
 	[ "$RROCE_VM" = 2 ] && mine=$2
 	driver_up $mine
 	ktap_result $? "$DEV on eth0 (target: $1, host: $2)"
@@ -118,8 +117,8 @@ round() {
 		write_check $mib
 		ktap_result $? "host: $mib MiB written in 4 KiB..1 MiB pieces by 4 jobs, read back, every block checked"
 		if [ -n "${POLL_QUEUES:-}" ]; then
-			polled_check $((4 / SHRINK))
-			ktap_result $? "host: $((4 / SHRINK)) MiB written and read back with polled I/O, checked"
+			polled_check $((4 / SLOWDOWN))
+			ktap_result $? "host: $((4 / SLOWDOWN)) MiB written and read back with polled I/O, checked"
 		fi
 		host_disconnect
 		ktap_result $? "host: disconnected"
@@ -145,7 +144,7 @@ life_cycle() {
 		vm_signal life-target
 		vm_wait life-connected 300
 		t=$SECONDS
-		timeout $((60 * SHRINK)) rmmod rroce
+		timeout $((60 * SLOWDOWN)) rmmod rroce
 		ktap_result $? "target: rmmod rroce under a live controller, in $((SECONDS - t)) s"
 		# nvmet-rdma's listener went with the device; linking the
 		# subsystem to the port again listens on the fresh one. The
@@ -166,18 +165,18 @@ life_cycle() {
 		vm_signal life-connected
 		# The keep-alive timeout notices the loss; nvme-rdma then tries
 		# again every 10 s (reconnect_delay).
-		vm_wait life-target-back 300 && for i in $(seq $((120 * SHRINK))); do
+		vm_wait life-target-back 300 && for i in $(seq $((120 * SLOWDOWN))); do
 			dmesg | grep -q "nvme nvme.*: Successfully reconnected" && break
 			sleep 1
 		done
 		dmesg | grep -q "nvme nvme.*: Successfully reconnected" &&
 			grep -qx live /sys/class/nvme/nvme*/state
 		ktap_result $? "host: the controller reconnected to the target's fresh device"
-		write_check $((4 / SHRINK))
-		ktap_result $? "host: $((4 / SHRINK)) MiB written, read back, every block checked"
+		write_check $((4 / SLOWDOWN))
+		ktap_result $? "host: $((4 / SLOWDOWN)) MiB written, read back, every block checked"
 		show_link_stats rroce0
 		t=$SECONDS
-		timeout $((60 * SHRINK)) rdma link delete rroce0
+		timeout $((60 * SLOWDOWN)) rdma link delete rroce0
 		ktap_result $? "host: rroce0 deleted under a live controller, in $((SECONDS - t)) s"
 		! ls /sys/class/nvme/ 2>/dev/null | grep -q nvme
 		ktap_result $? "host: nvme-rdma removed the controller with the device"

@@ -12,6 +12,9 @@ KSFT_SKIP=4
 SELFTESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SELFTESTS_DIR/../../../.." && pwd)
 RROCE_KO=${RROCE_KO:-$REPO/rroce.ko}
+# How many times slower this kernel is than the test kernel (4 for the debug
+# kernel): time limits stretch by it, and the heaviest rounds shrink by it.
+SLOWDOWN=${RROCE_SLOWDOWN:-1}
 
 in_vm() { [ -n "${RROCE_VM:-}" ]; }
 
@@ -150,7 +153,7 @@ peer_gone() { [ -e "$RROCE_SHARED/failed.vm$(peer)" ] || [ -e "$RROCE_SHARED/vm$
 # vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME, SECONDS (120)
 # times RROCE_SLOWDOWN at most.
 vm_wait() {
-	local flag="$RROCE_SHARED/sync.$1.vm$(peer)" limit=$((${2:-120} * ${RROCE_SLOWDOWN:-1})) waited=0
+	local flag="$RROCE_SHARED/sync.$1.vm$(peer)" limit=$((${2:-120} * SLOWDOWN)) waited=0
 	while [ ! -e "$flag" ]; do
 		if peer_gone || [ $waited -ge $((limit * 10)) ]; then
 			echo "# gave up waiting for vm$(peer) to reach '$1'"
@@ -191,7 +194,7 @@ wait_listen() {
 # RROCE_SLOWDOWN, or at once if the tool, PID, has ended without.
 wait_output() {
 	local i
-	for i in $(seq $(($3 * 10 * ${RROCE_SLOWDOWN:-1}))); do
+	for i in $(seq $(($3 * 10 * SLOWDOWN))); do
 		grep -q "$2" "$1" && return 0
 		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
 		sleep 0.1
@@ -245,7 +248,7 @@ bw_row() { echo "^ *$1 +$2 +[0-9.]+ +[0-9.]+[[:space:]]"; }
 # Each side may take PAIR_TIMEOUT seconds (default 120) times RROCE_SLOWDOWN.
 pair() {
 	local name=$1 port=$2 check=$3 pid status
-	local limit=$((${PAIR_TIMEOUT:-120} * ${RROCE_SLOWDOWN:-1}))
+	local limit=$((${PAIR_TIMEOUT:-120} * SLOWDOWN))
 	shift 3
 	if [ "$RROCE_VM" = 1 ]; then
 		timeout "$limit" "$@" >"/tmp/$name.out" 2>&1 &

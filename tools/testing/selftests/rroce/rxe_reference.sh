@@ -12,7 +12,7 @@ vm_main 2
 
 require_cmd ibv_rc_pingpong ib_write_bw rdma
 ktap_plan 3
-N=$((500 / ${RROCE_SLOWDOWN:-1}))
+N=$((500 / SLOWDOWN))
 
 modprobe rdma_rxe || ktap_skip_all "rdma_rxe does not load"
 rdma link add rxe0 type rxe netdev eth0
