@@ -72,6 +72,19 @@ impl RecvQueue {
         })
     }
 
+    /// The packets before `next` were taken: `next` is expected, and a NAK
+    /// may be sent again.
+    pub(crate) fn advance(&mut self, next: Psn) {
+        self.epsn = next;
+        self.nak_sent = None;
+    }
+
+    /// A request message was carried out, up to just before `next`.
+    pub(crate) fn message_done(&mut self, next: Psn) {
+        self.msn = self.msn.wrapping_add(1);
+        self.advance(next);
+    }
+
     /// Keeps an atomic's result for a duplicate of its request.
     pub(crate) fn remember_atomic(&mut self, psn: Psn, orig: u64) {
         if let Some(slot) = self.atomics.get_mut(self.next_atomic) {

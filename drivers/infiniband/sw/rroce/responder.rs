@@ -364,9 +364,7 @@ fn execute(
                 return Err(Refusal::Nak(NakCode::RemoteAccessError));
             }
             let npsn = read(dev, qp, inner, pkt)?;
-            inner.recv.msn = inner.recv.msn.wrapping_add(1);
-            inner.recv.epsn = psn + npsn;
-            inner.recv.nak_sent = None;
+            inner.recv.message_done(psn + npsn);
             return Ok(());
         }
         Operation::CompareSwap | Operation::FetchAdd => {
@@ -398,10 +396,8 @@ fn execute(
                 AtomicOp::FetchAdd { add: a.swap_add }
             };
             let orig = mr.atomic(offset, op)?;
-            inner.recv.msn = inner.recv.msn.wrapping_add(1);
             inner.recv.remember_atomic(psn, orig);
-            inner.recv.epsn = psn.next();
-            inner.recv.nak_sent = None;
+            inner.recv.message_done(psn.next());
             send_atomic_ack(dev, qp, inner, psn, orig);
             return Ok(());
         }
@@ -447,8 +443,7 @@ fn execute(
         }
         _ => return Err(Refusal::Nak(NakCode::InvalidRequest)),
     }
-    inner.recv.epsn = psn.next();
-    inner.recv.nak_sent = None;
+    inner.recv.advance(psn.next());
     if qp.qp_type == QpType::Rc && bth.ack_req {
         send_ack(dev, qp, inner, psn, ack());
     }
@@ -504,9 +499,7 @@ fn flush(
 /// A FLUSH or ATOMIC WRITE at `psn` was carried out: it completes a
 /// message, and its answer goes back.
 fn committed(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
-    inner.recv.msn = inner.recv.msn.wrapping_add(1);
-    inner.recv.epsn = psn.next();
-    inner.recv.nak_sent = None;
+    inner.recv.message_done(psn.next());
     send_commit_ack(dev, qp, inner, psn);
 }
 
@@ -644,8 +637,7 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
                 Ok(npsn) => {
                     let end = psn + npsn;
                     if end.after(inner.recv.epsn) {
-                        inner.recv.epsn = end;
-                        inner.recv.nak_sent = None;
+                        inner.recv.advance(end);
                     }
                 }
                 Err(Refusal::Nak(code)) => send_ack(dev, qp, inner, psn, Syndrome::Nak(code)),
