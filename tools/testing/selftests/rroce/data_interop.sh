@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rroce and the kernel's C rdma_rxe talk to each other: the RC and UC
-# pingpongs with data validation, the UD and SRQ pingpongs, and perftest's
-# send, write and read bandwidth, first with rroce serving in VM 1 and rxe
+# pingpongs with data validation, the UD and SRQ pingpongs, perftest's
+# send, write and read bandwidth, and RDMA WRITE, ATOMIC WRITE and FLUSH
+# over rdma_cm (placement.c), first with rroce serving in VM 1 and rxe
 # connecting from VM 2, then the other way round.  Only one of the two
 # drivers can hold UDP port 4791 in a VM.
 
@@ -11,10 +12,12 @@
 # About 140 s on the test kernel; on the debug kernel, where it took 24 min
 # in full, every run is RROCE_SLOWDOWN times shorter.
 VM_TIMEOUT=${VM_TIMEOUT:-600}
-vm_main 2
+in_vm || build_prog placement -libverbs -lrdmacm
+vm_main 2 "$PROG"
+placement=$1
 
 require_cmd ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ib_send_bw ib_write_bw ib_read_bw rdma
-ktap_plan 16
+ktap_plan 18
 
 ITERS="iters in [0-9.]+ seconds"
 
@@ -40,6 +43,9 @@ round() {
 		PAIR_TIMEOUT=300 pair "$tool $1-$2" $port "$(bw_row 1048576 $((20 / SLOWDOWN)))" \
 			$tool -d $dev -x "$gid" -p $port -F -s 1048576 -n $((20 / SLOWDOWN))
 	done
+	port=$((port + 2))
+	PAIR_WAIT=wait_cm_listen pair "placement $1-$2" $port "^(placed|completed):" \
+		"$placement" -p $port
 	# What each side counted: retransmissions, duplicates, ...
 	show_link_stats $dev
 	driver_down $mine

@@ -17,12 +17,24 @@
  *   placement DEVICE
  *
  * Prints KTAP; exits 0 if every case passed.
+ *
+ * Between two hosts, connected by rdma_cm (for rroce and rxe, each way):
+ *
+ *   placement -p PORT          waits for a connection, then for the data
+ *   placement -p PORT ADDR     connects; RDMA WRITE, ATOMIC WRITE, FLUSH
+ *
+ * The server offers its MR in the accept's private data. The client
+ * writes data and a flag and FLUSHes both, then SENDs to say it is done;
+ * the server checks what arrived. Each prints one line saying what it saw
+ * and exits 0 if that is all as it should be.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 #include <rdma/rdma_user_rxe.h>
 
 #include "rxe_ring.h"
@@ -65,8 +77,11 @@ static struct ring sq;
 
 #define QP_CAP { .max_send_wr = 64, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
 
-/* A: an RC QP made with the extended verbs, and its send ring found. */
-static int make_requester(void)
+/*
+ * A: an RC QP made with the extended verbs, through rdma_cm if @id, and its
+ * send ring found.
+ */
+static int make_requester(struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr_ex ax = {
 		.qp_type = IBV_QPT_RC, .pd = pd, .cap = QP_CAP,
@@ -82,7 +97,10 @@ static int make_requester(void)
 		return 0;
 	ax.send_cq = ax.recv_cq = cq[0];
 	n = uverbs_maps(maps, len);
-	qp[0] = ibv_create_qp_ex(ctx, &ax);
+	if (!id)
+		qp[0] = ibv_create_qp_ex(ctx, &ax);
+	else if (!rdma_create_qp_ex(id, &ax))
+		qp[0] = id->qp;
 	if (!qp[0] || new_rings(maps, n, r, 2) != 2) {
 		printf("# A and its two rings: %s\n", strerror(errno));
 		return 0;
@@ -118,7 +136,7 @@ static int grant_flush(void)
 
 static int make_pair(void)
 {
-	return make_requester() && make_responder() &&
+	return make_requester(NULL) && make_responder() &&
 	       connect_rc(qp[0], qp[1]->qp_num, &gid, gid_index, 14, 7) &&
 	       connect_rc(qp[1], qp[0]->qp_num, &gid, gid_index, 14, 7) && grant_flush();
 }
@@ -355,6 +373,111 @@ static const struct {
 	{ flush_bad_type, "FLUSH element with a placement type past 4 bits: LOC_QP_OP_ERR" },
 };
 
+/* What the server offers in its accept: where the client may write. */
+struct offer {
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+#define FLAG 0x0123456789abcdefULL
+
+/* The device of @id: its PD, the MRs, and a CQ for B or for A. */
+static int cm_resources(struct rdma_cm_id *id)
+{
+	ctx = id->verbs;
+	pd = ibv_alloc_pd(ctx);
+	mr_src = pd ? ibv_reg_mr(pd, src, LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	mr_tgt = pd ? ibv_reg_mr(pd, tgt, LEN, REMOTE | ACCESS_FLUSH_GLOBAL) : NULL;
+	return mr_src && mr_tgt;
+}
+
+/* One 8-byte RECV (server) or SEND (client) of src, on @id's QP. */
+static int post_one(struct rdma_cm_id *id, int send)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = 8, .lkey = mr_src->lkey };
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+	return send ? !ibv_post_send(id->qp, &swr, &sbad) : !ibv_post_recv(id->qp, &rwr, &rbad);
+}
+
+/* B: accepts one connection, offers tgt, and checks what the client wrote. */
+static int cm_server(const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
+	struct ibv_qp_init_attr a = { .qp_type = IBV_QPT_RC, .cap = QP_CAP };
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1,
+					 .private_data_len = sizeof(struct offer) };
+	struct rdma_cm_id *listen_id, *id = NULL;
+	struct rdma_addrinfo *res;
+	struct offer offer;
+	struct ibv_wc wc;
+	int ok;
+
+	ok = !rdma_getaddrinfo(NULL, port, &hints, &res) &&
+	     !rdma_create_ep(&listen_id, res, NULL, NULL) && !rdma_listen(listen_id, 1) &&
+	     !rdma_get_request(listen_id, &id) && cm_resources(id) &&
+	     (cq[1] = ibv_create_cq(ctx, 16, NULL, NULL, 0));
+	a.send_cq = a.recv_cq = cq[1];
+	ok = ok && !rdma_create_qp(id, pd, &a) && post_one(id, 0);
+	offer.addr = (uintptr_t)tgt;
+	offer.rkey = ok ? mr_tgt->rkey : 0;
+	param.private_data = &offer;
+	if (!ok || rdma_accept(id, &param)) {
+		printf("# server: connecting: %s\n", strerror(errno));
+		return 0;
+	}
+	/* The client's SEND comes after its WRITEs and FLUSH completed. */
+	ok = poll_cq_for(cq[1], &wc, 1, 60) == 1 && wc.status == IBV_WC_SUCCESS;
+	memcpy(before + 4096, src, 4096);
+	memcpy(before, &(uint64_t){ FLAG }, 8);
+	ok = ok && !memcmp(tgt, before, LEN);
+	printf("%s: the client's data, flag and FLUSH arrived, the rest unchanged\n",
+	       ok ? "placed" : "NOT placed");
+	rdma_disconnect(id);
+	return ok;
+}
+
+/* A: connects, writes data and a flag, FLUSHes both, and says so. */
+static int cm_client(const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1,
+					 .retry_count = 7, .rnr_retry_count = 7 };
+	struct rdma_cm_id *id = NULL;
+	struct rdma_addrinfo *res;
+	struct offer offer;
+	uint64_t flag = FLAG;
+	int ok;
+
+	ok = !rdma_getaddrinfo(addr, port, &hints, &res) && !rdma_create_ep(&id, res, NULL, NULL) &&
+	     cm_resources(id) && make_requester(id) && !rdma_connect(id, &param) &&
+	     id->event && id->event->param.conn.private_data_len >= sizeof(offer);
+	if (!ok) {
+		printf("# client: connecting: %s\n", strerror(errno));
+		return 0;
+	}
+	memcpy(&offer, id->event->param.conn.private_data, sizeof(offer));
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qpx, offer.rkey, offer.addr + 4096);
+	ibv_wr_set_sge(qpx, mr_src->lkey, (uintptr_t)src, 4096);
+	ibv_wr_atomic_write(qpx, offer.rkey, offer.addr, &flag);
+	ok = !ibv_wr_complete(qpx) &&
+	     post_raw(WR_FLUSH, offer.rkey, (void *)(uintptr_t)offer.addr, 8192, FLUSH_GLOBAL,
+		      FLUSH_RANGE, 0) &&
+	     completes(IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 4096) &&
+	     completes(IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE, 8) &&
+	     completes(IBV_WC_SUCCESS, WC_FLUSH, 8192) && post_one(id, 1) &&
+	     completes(IBV_WC_SUCCESS, IBV_WC_SEND, 8);
+	printf("%s: RDMA WRITE, ATOMIC WRITE and FLUSH to the server\n",
+	       ok ? "completed" : "NOT completed");
+	rdma_disconnect(id);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex ax;
@@ -362,8 +485,13 @@ int main(int argc, char **argv)
 	uint64_t caps;
 	int ok;
 
+	if (argc >= 3 && !strcmp(argv[1], "-p") && argc <= 4) {
+		fill();
+		ok = argc == 3 ? cm_server(argv[2]) : cm_client(argv[3], argv[2]);
+		return ok ? 0 : 1;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		fprintf(stderr, "usage: %s DEVICE | -p PORT [SERVER_ADDR]\n", argv[0]);
 		return 2;
 	}
 	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(checks) + 4);

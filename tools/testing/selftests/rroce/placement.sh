@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-in_vm || build_prog placement -libverbs
+in_vm || build_prog placement -libverbs -lrdmacm
 vm_main 1 "$PROG"
 prog=$1
 run_verbs_prog_vs_rxe "$prog"

@@ -25,8 +25,15 @@
 //!
 //! The IP header is taken without options (20 bytes for IPv4, 40 for IPv6),
 //! as rxe never sends any and hashes only those bytes.
+//!
+//! One exception, for rxe's sake: rxe (6.2 and later) hashes a FLUSH's
+//! headers twice. Its opcode table gives FLUSH no payload offset, so after
+//! the headers its CRC runs on over the packet again from the BTH, and it
+//! drops a FLUSH whose ICRC is the IBTA's. rroce sends FLUSHes with rxe's
+//! ICRC, for rxe to take them, and accepts both.
 
 use super::headers::{Bth, Header};
+use super::opcode::Opcode;
 
 /// The length of the ICRC at the end of every packet.
 pub(crate) const LEN: usize = 4;
@@ -117,17 +124,14 @@ impl MaskedHeaders {
     }
 }
 
-/// Computes the ICRC of a packet and returns it as it goes on the wire.
-///
-/// `ip` and `udp` are the headers the packet travels (or travelled) under,
-/// with their final length fields; `covered` runs from the BTH to the end
-/// of the pad, which is everything but the ICRC itself.
-pub(crate) fn compute<F: Fn(u32, &[u8]) -> u32>(
-    crc32: F,
+/// The CRC state after the masked headers and the rest of `covered`, the
+/// IBTA's ICRC before the final inversion.
+fn ibta_state<F: Fn(u32, &[u8]) -> u32>(
+    crc32: &F,
     ip: &[u8],
     udp: &[u8],
     covered: &[u8],
-) -> Result<[u8; LEN], IcrcError> {
+) -> Result<u32, IcrcError> {
     let mut headers = MaskedHeaders::new();
     headers.ip(ip)?;
     let udp = headers.append(udp, UDP_LEN).ok_or(IcrcError::UdpHeader)?;
@@ -140,12 +144,36 @@ pub(crate) fn compute<F: Fn(u32, &[u8]) -> u32>(
     let rest = covered.get(Bth::LEN..).ok_or(IcrcError::Truncated)?;
 
     let crc = crc32(SEED, headers.as_bytes());
-    let crc = crc32(crc, rest);
+    Ok(crc32(crc, rest))
+}
+
+/// Whether `covered` is a FLUSH, whose ICRC rxe computes over its headers
+/// twice.
+fn rxe_hashes_twice(covered: &[u8]) -> bool {
+    covered.first() == Some(&(Opcode::RcFlush as u8))
+}
+
+/// Computes the ICRC of a packet and returns it as it goes on the wire
+/// (for a FLUSH, as rxe computes it).
+///
+/// `ip` and `udp` are the headers the packet travels (or travelled) under,
+/// with their final length fields; `covered` runs from the BTH to the end
+/// of the pad, which is everything but the ICRC itself.
+pub(crate) fn compute<F: Fn(u32, &[u8]) -> u32>(
+    crc32: F,
+    ip: &[u8],
+    udp: &[u8],
+    covered: &[u8],
+) -> Result<[u8; LEN], IcrcError> {
+    let mut crc = ibta_state(&crc32, ip, udp, covered)?;
+    if rxe_hashes_twice(covered) {
+        crc = crc32(crc, covered);
+    }
     Ok((!crc).to_le_bytes())
 }
 
 /// Checks the ICRC at the end of `udp_payload`, a whole received packet
-/// from the BTH through the ICRC.
+/// from the BTH through the ICRC; a FLUSH may carry the IBTA's or rxe's.
 pub(crate) fn verify<F: Fn(u32, &[u8]) -> u32>(
     crc32: F,
     ip: &[u8],
@@ -155,7 +183,10 @@ pub(crate) fn verify<F: Fn(u32, &[u8]) -> u32>(
     let (covered, icrc) = udp_payload
         .split_last_chunk::<LEN>()
         .ok_or(IcrcError::Truncated)?;
-    if compute(crc32, ip, udp, covered)? == *icrc {
+    let crc = ibta_state(&crc32, ip, udp, covered)?;
+    let ibta = (!crc).to_le_bytes() == *icrc;
+    let rxe = rxe_hashes_twice(covered) && (!crc32(crc, covered)).to_le_bytes() == *icrc;
+    if ibta || rxe {
         Ok(())
     } else {
         Err(IcrcError::Mismatch)
@@ -337,6 +368,50 @@ mod tests {
             };
             assert_eq!(verify(crc32_le, &ip, &udp, &bad), expect, "byte {i}");
         }
+    }
+
+    /// A FLUSH as rxe 6.12 sent it (captured between the test VMs): FETH
+    /// global, RETH of 8 KiB, and rxe's ICRC.
+    fn rxe_flush() -> ([u8; 20], [u8; 8], [u8; 32], [u8; 4]) {
+        let (ip, _) = hex(&["450000400c8e40004011aa1bc0000202c0000201"]);
+        let (udp, _) = hex(&["c03012b7002c0000"]);
+        let (pkt, _) = hex(&[
+            "1c00ffff00000010809e67b5 00000001",
+            "0000000000000000 0002d316 00002000 d1d2e28e",
+        ]);
+        let mut covered = [0; 32];
+        covered.copy_from_slice(&pkt[..32]);
+        let mut icrc = [0; 4];
+        icrc.copy_from_slice(&pkt[32..36]);
+        (
+            ip[..20].try_into().unwrap(),
+            udp[..8].try_into().unwrap(),
+            covered,
+            icrc,
+        )
+    }
+
+    #[test]
+    fn flush_as_rxe_hashes_it() {
+        let (ip, udp, covered, icrc) = rxe_flush();
+        assert_eq!(compute(crc32_le, &ip, &udp, &covered), Ok(icrc));
+        let mut pkt = [0u8; 36];
+        pkt[..32].copy_from_slice(&covered);
+        pkt[32..].copy_from_slice(&icrc);
+        assert_eq!(verify(crc32_le, &ip, &udp, &pkt), Ok(()));
+        // The IBTA's ICRC of the same FLUSH is taken too.
+        let ibta = !ibta_state(&crc32_le, &ip, &udp, &covered).unwrap();
+        pkt[32..].copy_from_slice(&ibta.to_le_bytes());
+        assert_ne!(ibta.to_le_bytes(), icrc);
+        assert_eq!(verify(crc32_le, &ip, &udp, &pkt), Ok(()));
+        // Any other opcode with rxe's FLUSH form is refused.
+        pkt[0] = Opcode::RcWriteOnly as u8;
+        let twice = !crc32_le(
+            ibta_state(&crc32_le, &ip, &udp, &pkt[..32]).unwrap(),
+            &pkt[..32],
+        );
+        pkt[32..].copy_from_slice(&twice.to_le_bytes());
+        assert_eq!(verify(crc32_le, &ip, &udp, &pkt), Err(IcrcError::Mismatch));
     }
 
     #[test]
