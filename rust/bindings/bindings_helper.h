@@ -5,6 +5,8 @@
  */
 
 #include <linux/if_arp.h>
+#include <linux/igmp.h>
+#include <linux/inetdevice.h>
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
 #include <linux/random.h>
@@ -16,6 +18,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/rdma_user_rxe.h>
+#include <net/addrconf.h>
 
 #include "helpers.h"
 

@@ -53,6 +53,16 @@ struct net_device *rroce_netdev_notifier_info_to_dev(void *info)
 	return netdev_notifier_info_to_dev(info);
 }
 
+struct in_device *rroce_in_dev_get_rtnl(const struct net_device *dev)
+{
+	return __in_dev_get_rtnl(dev);
+}
+
+void rroce_ip_mc_dec_group(struct in_device *in_dev, __be32 addr)
+{
+	ip_mc_dec_group(in_dev, addr);
+}
+
 void rroce_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);

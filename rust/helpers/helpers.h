@@ -7,6 +7,8 @@
 #define RROCE_HELPERS_H
 
 #include <crypto/hash.h>
+#include <linux/igmp.h>
+#include <linux/inetdevice.h>
 #include <linux/llist.h>
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
@@ -31,6 +33,8 @@ bool rroce_netif_oper_up(const struct net_device *dev);
 bool rroce_is_vlan_dev(const struct net_device *dev);
 void rroce_netdev_eui64(const struct net_device *dev, u8 *eui);
 struct net_device *rroce_netdev_notifier_info_to_dev(void *info);
+struct in_device *rroce_in_dev_get_rtnl(const struct net_device *dev);
+void rroce_ip_mc_dec_group(struct in_device *in_dev, __be32 addr);
 
 void rroce_kfree_skb(struct sk_buff *skb);
 

@@ -6,6 +6,7 @@
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
+mod multicast;
 pub(crate) mod route;
 pub(crate) mod udp_tunnel;
 

@@ -186,7 +186,7 @@ fn udp_flow_out_of(netdev: &NetDevice) -> bindings::flowi_common {
 }
 
 /// The IPv4 address in an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
-fn ipv4_mapped(addr: &[u8; 16]) -> Option<[u8; 4]> {
+pub(super) fn ipv4_mapped(addr: &[u8; 16]) -> Option<[u8; 4]> {
     let (prefix, v4) = addr.split_at(12);
     (prefix == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]).then(|| v4.try_into().ok())?
 }

@@ -127,6 +127,10 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
     /// Changes a QP's state and attributes.
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
+    /// Attaches a QP to the multicast group `gid` (IBA 11.3.1).
+    fn attach_mcast(dev: &Device<Self>, qp: &Self::Qp, gid: &[u8; 16]) -> Result;
+    /// Detaches a QP from the multicast group `gid` (IBA 11.3.2).
+    fn detach_mcast(dev: &Device<Self>, qp: &Self::Qp, gid: &[u8; 16]) -> Result;
     /// A QP's attributes and capacities.
     fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
     /// A new shared receive queue, for the process `user` or for a kernel

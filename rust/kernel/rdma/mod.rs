@@ -169,6 +169,9 @@ pub(crate) struct DeviceAttr {
     pub(crate) max_srq_wr: u32,
     pub(crate) max_srq_sge: u32,
     pub(crate) max_fast_reg_page_list_len: u32,
+    pub(crate) max_mcast_grp: u32,
+    pub(crate) max_mcast_qp_attach: u32,
+    pub(crate) max_total_mcast_qp_attach: u32,
     pub(crate) max_pkeys: u16,
     pub(crate) local_ca_ack_delay: u8,
 }
@@ -204,6 +207,9 @@ impl DeviceAttr {
         a.max_srq_wr = c_int(self.max_srq_wr);
         a.max_srq_sge = c_int(self.max_srq_sge);
         a.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
+        a.max_mcast_grp = c_int(self.max_mcast_grp);
+        a.max_mcast_qp_attach = c_int(self.max_mcast_qp_attach);
+        a.max_total_mcast_qp_attach = c_int(self.max_total_mcast_qp_attach);
         a.max_pkeys = self.max_pkeys;
         a.local_ca_ack_delay = self.local_ca_ack_delay;
     }

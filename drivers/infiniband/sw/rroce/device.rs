@@ -24,9 +24,10 @@ use crate::kernel_ext::{
     },
 };
 use crate::limits::{
-    GID_TABLE_LEN, MAX_AH, MAX_CQ, MAX_CQE, MAX_FAST_REG_PAGES, MAX_MR, MAX_MSG_SIZE, MAX_MW,
-    MAX_PD, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, MAX_SRQ, PORT,
+    GID_TABLE_LEN, MAX_AH, MAX_CQ, MAX_CQE, MAX_FAST_REG_PAGES, MAX_MCAST_GRP, MAX_MCAST_QP_ATTACH,
+    MAX_MR, MAX_MSG_SIZE, MAX_MW, MAX_PD, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, MAX_SRQ, PORT,
 };
+use crate::mcast::{self, Groups, Members, MULTICAST_QPN};
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
 use crate::proto::cqe::KernelWc;
@@ -63,6 +64,9 @@ pub(crate) struct RroceDevice {
     qps: Pool<QpCore>,
     #[pin]
     ahs: Pool<AhCore>,
+    /// The multicast groups its UD QPs are attached to.
+    #[pin]
+    mcast: Groups,
     /// The last protection domain number given.
     last_pd: AtomicU32,
     counters: Counters,
@@ -221,6 +225,9 @@ impl Driver for RroceDevice {
             max_pd: MAX_PD,
             max_cqe: MAX_CQE,
             max_fast_reg_page_list_len: MAX_FAST_REG_PAGES,
+            max_mcast_grp: MAX_MCAST_GRP,
+            max_mcast_qp_attach: MAX_MCAST_QP_ATTACH,
+            max_total_mcast_qp_attach: MAX_MCAST_GRP * MAX_MCAST_QP_ATTACH,
             max_pkeys: 1,
             local_ca_ack_delay: 15,
         })
@@ -348,7 +355,23 @@ impl Driver for RroceDevice {
     }
 
     fn destroy_qp(dev: &Device<Self>, qp: Qp) {
+        // ib_core leaves detaching to the consumer; one that did not must
+        // not leave a later QP of the same number attached.
+        let netdev = dev.netdev(PORT);
+        dev.data().mcast.detach_all(netdev.as_deref(), qp.qpn());
         qp.destroy(dev.data().qps(), dev.data().mws());
+    }
+
+    fn attach_mcast(dev: &Device<Self>, qp: &Qp, gid: &[u8; 16]) -> Result {
+        let netdev = dev.netdev(PORT).ok_or(ENODEV)?;
+        dev.data().mcast.attach(&netdev, gid, qp.ud_qpn()?)
+    }
+
+    fn detach_mcast(dev: &Device<Self>, qp: &Qp, gid: &[u8; 16]) -> Result {
+        let netdev = dev.netdev(PORT);
+        dev.data()
+            .mcast
+            .detach(netdev.as_deref(), gid, qp.ud_qpn()?)
     }
 
     fn modify_qp(dev: &Device<Self>, qp: &Qp, change: &QpChange) -> Result {
@@ -418,7 +441,21 @@ impl Driver for RroceDevice {
             Ok(parsed) => parsed,
             Err(drop) => return data.count(drop),
         };
-        match data.qps().get(pkt.headers.bth.dest_qpn) {
+        let dest_qpn = pkt.headers.bth.dest_qpn;
+        if dest_qpn == MULTICAST_QPN {
+            // Every QP attached to the group gets the datagram; each checks
+            // it as its own (type, Q_Key).
+            let members = mcast::destination_gid(ip).map(|gid| data.mcast.members(&gid));
+            let qpns = members.as_ref().map_or(&[][..], Members::qpns);
+            if qpns.is_empty() {
+                data.count(Counter::DropUnknownQp);
+            }
+            for qp in qpns.iter().filter_map(|&qpn| data.qps().get(qpn)) {
+                qp.receive(dev, &pkt, ip);
+            }
+            return;
+        }
+        match data.qps().get(dest_qpn) {
             Some(qp) => qp.receive(dev, &pkt, ip),
             None => data.count(Counter::DropUnknownQp),
         }
@@ -531,6 +568,7 @@ impl NewLink for RroceDevice {
                 mws <- mw::new_pool(),
                 qps <- qp::new_pool(),
                 ahs <- ah::new_pool(),
+                mcast <- Groups::new(),
                 last_pd: AtomicU32::new(0),
                 counters: Counters::new(),
                 _transport: transport,

@@ -52,3 +52,7 @@ pub(crate) const MAX_SRQ: u32 = 1 << 16;
 
 /// PSNs, QP numbers and the like are 24-bit fields on the wire.
 pub(crate) const MAX_24BIT: u32 = Psn::MASK;
+
+/// Multicast groups per device, and QPs per group (as the C rxe).
+pub(crate) const MAX_MCAST_GRP: u32 = 1024;
+pub(crate) const MAX_MCAST_QP_ATTACH: u32 = 56;

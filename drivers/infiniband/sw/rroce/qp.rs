@@ -274,6 +274,21 @@ impl Qp {
         Ok((attr, self.core.caps))
     }
 
+    /// The QP's number, for the multicast groups it may join.
+    pub(crate) fn qpn(&self) -> u32 {
+        self.core.qpn
+    }
+
+    /// The QP's number if it is a UD QP, the only type that can be
+    /// attached to a multicast group; `EINVAL` otherwise.
+    pub(crate) fn ud_qpn(&self) -> Result<u32> {
+        if self.core.qp_type == QpType::Ud {
+            Ok(self.core.qpn)
+        } else {
+            Err(EINVAL)
+        }
+    }
+
     /// The doorbell: sends what the process posted.
     pub(crate) fn post_send(&self, dev: &impl Services) -> Result {
         let qp = &*self.core;

@@ -25,6 +25,7 @@ mod device;
 mod index;
 mod kqueue;
 mod limits;
+mod mcast;
 mod mr;
 mod mw;
 mod netdev;

@@ -84,6 +84,8 @@ impl<T: Driver> Adapter<T> {
         destroy_qp: Some(Self::destroy_qp),
         modify_qp: Some(Self::modify_qp),
         query_qp: Some(Self::query_qp),
+        attach_mcast: Some(Self::attach_mcast),
+        detach_mcast: Some(Self::detach_mcast),
         post_send: Some(Self::post_send),
         create_user_ah: Some(Self::create_user_ah),
         create_ah: Some(Self::create_ah),

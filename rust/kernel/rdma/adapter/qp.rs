@@ -90,6 +90,50 @@ impl<T: Driver> Adapter<T> {
     /// # Safety
     ///
     /// Called by ib_core, with valid arguments, for a QP of ours.
+    pub(super) unsafe extern "C" fn attach_mcast(
+        qp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, `gid` valid, during the call.
+            unsafe {
+                let gid = &(*gid).raw;
+                T::attach_mcast(
+                    Self::device((*qp).device),
+                    &QpObject::<T>::data(qp).data,
+                    gid,
+                )?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
+    pub(super) unsafe extern "C" fn detach_mcast(
+        qp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        _lid: u16,
+    ) -> ffi::c_int {
+        from_result(|| {
+            // SAFETY: The QP is ours and alive, `gid` valid, during the call.
+            unsafe {
+                let gid = &(*gid).raw;
+                T::detach_mcast(
+                    Self::device((*qp).device),
+                    &QpObject::<T>::data(qp).data,
+                    gid,
+                )?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a QP of ours.
     pub(super) unsafe extern "C" fn query_qp(
         qp: *mut bindings::ib_qp,
         attr: *mut bindings::ib_qp_attr,

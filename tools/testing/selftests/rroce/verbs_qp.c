@@ -5,7 +5,8 @@
  * the provider maps (the receive ring fills to exactly its capacity); they
  * go through the state machine as IBA allows, query reports what was set,
  * bad transitions and values are refused, and a move to RESET drops what
- * was posted; oversized or unsupported requests are refused; what a process
+ * was posted; oversized or unsupported requests are refused; a UD QP
+ * attaches to a multicast group, others cannot; what a process
  * leaves open is cleaned up when it closes the device.
  *
  * Usage: verbs_qp DEVICE.  Prints KTAP; exits 0 if every case passed.
@@ -151,6 +152,25 @@ static int create_fails(struct ibv_pd *pd, struct ibv_qp_init_attr a, int want)
 	return want ? errno == want : errno != 0;
 }
 
+/*
+ * A UD QP attaches to a group twice (which is once) and detaches once;
+ * detaching again, an RC QP, and a unicast GID are EINVAL. (Traffic to
+ * groups: data_multicast.)
+ */
+static int mcast_verbs(struct ibv_qp *ud, struct ibv_qp *rc)
+{
+	union ibv_gid group = { .raw = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 } };
+	union ibv_gid unicast = { .raw = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 1 } };
+	int ok;
+
+	ok = !ibv_attach_mcast(ud, &group, 0) && !ibv_attach_mcast(ud, &group, 0) &&
+	     !ibv_detach_mcast(ud, &group, 0);
+	ok &= ibv_detach_mcast(ud, &group, 0) == EINVAL;
+	ok &= ibv_attach_mcast(rc, &group, 0) == EINVAL;
+	ok &= ibv_attach_mcast(ud, &unicast, 0) == EINVAL;
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	static struct ibv_qp *qps[NR_QPS];
@@ -170,7 +190,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..15\n");
+	printf("TAP version 13\n1..16\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
@@ -248,6 +268,8 @@ int main(int argc, char **argv)
 	report(ok, "more WRs, SGEs or inline data than the device has: EINVAL");
 
 	report(create_fails(pd, attr(cq, IBV_QPT_RAW_PACKET), 0), "a raw packet QP: refused");
+
+	report(ud && mcast_verbs(ud, rc), "multicast: attach, detach, and what they refuse");
 
 	report(!ibv_destroy_qp(uc) && !ibv_destroy_qp(ud), "destroy the UC and UD QPs");
 

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! UD multicast (IBA 11.3): a datagram sent to a multicast group reaches
+//! every QP attached to it. A group is an IP multicast address as a GID
+//! (IPv4 ones mapped, `::ffff:a.b.c.d`); while a QP of the device is
+//! attached, the device's netdev is a member of the group (IGMP or MLD, and
+//! the group's MAC filter), so that its datagrams come in at all.
+
+use crate::kernel_ext::net::NetDevice;
+use crate::limits::{MAX_MCAST_GRP, MAX_MCAST_QP_ATTACH};
+use kernel::{new_mutex, prelude::*, sync::Mutex};
+
+/// The destination QP number of every multicast datagram.
+pub(crate) const MULTICAST_QPN: u32 = 0xff_ffff;
+
+/// Whether `gid` is an IP multicast address: `ff00::/8`, or an IPv4 one
+/// (`224.0.0.0/4`) mapped.
+pub(crate) fn is_multicast(gid: &[u8; 16]) -> bool {
+    const V4_MAPPED: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
+    gid[0] == 0xff || (gid[..12] == V4_MAPPED && gid[12] & 0xf0 == 0xe0)
+}
+
+/// The GID a datagram was sent to: the destination of its IP header,
+/// mapped if IPv4.
+pub(crate) fn destination_gid(ip: &[u8]) -> Option<[u8; 16]> {
+    let mut gid = [0u8; 16];
+    match ip.first()? >> 4 {
+        4 => {
+            gid[10] = 0xff;
+            gid[11] = 0xff;
+            gid[12..].copy_from_slice(ip.get(16..20)?);
+        }
+        6 => gid.copy_from_slice(ip.get(24..40)?),
+        _ => return None,
+    }
+    Some(gid)
+}
+
+/// The QPs attached to a group.
+#[derive(Clone, Copy)]
+pub(crate) struct Members {
+    qpns: [u32; MAX_MCAST_QP_ATTACH as usize],
+    len: usize,
+}
+
+impl Members {
+    const NONE: Self = Self {
+        qpns: [0; MAX_MCAST_QP_ATTACH as usize],
+        len: 0,
+    };
+
+    /// Their QP numbers.
+    pub(crate) fn qpns(&self) -> &[u32] {
+        &self.qpns[..self.len]
+    }
+
+    fn add(&mut self, qpn: u32) -> Result {
+        let slot = self.qpns.get_mut(self.len).ok_or(ENOMEM)?;
+        *slot = qpn;
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Removes `qpn`; `EINVAL` if it is not a member.
+    fn remove(&mut self, qpn: u32) -> Result {
+        let i = self.qpns().iter().position(|&q| q == qpn).ok_or(EINVAL)?;
+        self.len -= 1;
+        self.qpns[i] = self.qpns[self.len];
+        Ok(())
+    }
+}
+
+/// A group and the QPs attached to it.
+struct Group {
+    gid: [u8; 16],
+    members: Members,
+}
+
+/// The groups of a device, in slots that a group leaving frees.
+#[pin_data]
+pub(crate) struct Groups {
+    #[pin]
+    groups: Mutex<KVec<Option<Group>>>,
+}
+
+impl Groups {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            groups <- new_mutex!(KVec::new()),
+        })
+    }
+
+    /// Attaches QP `qpn` to the group `gid`; the first QP of a group has
+    /// `netdev` join it. Attaching twice is attaching once.
+    pub(crate) fn attach(&self, netdev: &NetDevice, gid: &[u8; 16], qpn: u32) -> Result {
+        if !is_multicast(gid) {
+            return Err(EINVAL);
+        }
+        // RTNL, which joining takes, is never held around this lock.
+        let mut groups = self.groups.lock();
+        if let Some(g) = find(&mut groups, gid) {
+            if g.members.qpns().contains(&qpn) {
+                return Ok(());
+            }
+            return g.members.add(qpn);
+        }
+        let mut members = Members::NONE;
+        members.add(qpn)?;
+        let at = match groups.iter().position(Option::is_none) {
+            Some(at) => at,
+            None if groups.len() < MAX_MCAST_GRP as usize => {
+                groups.push(None, GFP_KERNEL)?;
+                groups.len() - 1
+            }
+            None => return Err(ENOMEM),
+        };
+        netdev.join_group(gid)?;
+        groups[at] = Some(Group { gid: *gid, members });
+        Ok(())
+    }
+
+    /// Detaches QP `qpn` from the group `gid`; `netdev`, if the device
+    /// still has it, leaves a group whose last QP goes. `EINVAL` if the QP
+    /// was not attached.
+    pub(crate) fn detach(&self, netdev: Option<&NetDevice>, gid: &[u8; 16], qpn: u32) -> Result {
+        let mut groups = self.groups.lock();
+        let slot = groups
+            .iter_mut()
+            .find(|s| s.as_ref().is_some_and(|g| g.gid == *gid))
+            .ok_or(EINVAL)?;
+        let Some(g) = slot else { return Err(EINVAL) };
+        g.members.remove(qpn)?;
+        if g.members.len == 0 {
+            if let Some(netdev) = netdev {
+                netdev.leave_group(gid);
+            }
+            *slot = None;
+        }
+        Ok(())
+    }
+
+    /// Detaches QP `qpn` from every group, as it is destroyed.
+    pub(crate) fn detach_all(&self, netdev: Option<&NetDevice>, qpn: u32) {
+        let mut groups = self.groups.lock();
+        for slot in groups.iter_mut() {
+            let Some(g) = slot else { continue };
+            if g.members.remove(qpn).is_ok() && g.members.len == 0 {
+                if let Some(netdev) = netdev {
+                    netdev.leave_group(&g.gid);
+                }
+                *slot = None;
+            }
+        }
+    }
+
+    /// The QPs attached to the group `gid`.
+    pub(crate) fn members(&self, gid: &[u8; 16]) -> Members {
+        let mut groups = self.groups.lock();
+        find(&mut groups, gid).map_or(Members::NONE, |g| g.members)
+    }
+}
+
+fn find<'a>(groups: &'a mut [Option<Group>], gid: &[u8; 16]) -> Option<&'a mut Group> {
+    groups.iter_mut().flatten().find(|g| g.gid == *gid)
+}
