@@ -95,18 +95,8 @@ impl<T: Driver> Adapter<T> {
         gid: *mut bindings::ib_gid,
         _lid: u16,
     ) -> ffi::c_int {
-        from_result(|| {
-            // SAFETY: The QP is ours and alive, `gid` valid, during the call.
-            unsafe {
-                let gid = &(*gid).raw;
-                T::attach_mcast(
-                    Self::device((*qp).device),
-                    &QpObject::<T>::data(qp).data,
-                    gid,
-                )?;
-            }
-            Ok(0)
-        })
+        // SAFETY: As this function's.
+        unsafe { Self::mcast(qp, gid, T::attach_mcast) }
     }
 
     /// # Safety
@@ -117,16 +107,29 @@ impl<T: Driver> Adapter<T> {
         gid: *mut bindings::ib_gid,
         _lid: u16,
     ) -> ffi::c_int {
+        // SAFETY: As this function's.
+        unsafe { Self::mcast(qp, gid, T::detach_mcast) }
+    }
+
+    /// Attaches or detaches (`op`) a QP and a multicast group.
+    ///
+    /// # Safety
+    ///
+    /// `qp` is a live QP of ours and `gid` valid, during the call.
+    unsafe fn mcast(
+        qp: *mut bindings::ib_qp,
+        gid: *mut bindings::ib_gid,
+        op: fn(&Device<T>, &T::Qp, &[u8; 16]) -> Result,
+    ) -> ffi::c_int {
         from_result(|| {
-            // SAFETY: The QP is ours and alive, `gid` valid, during the call.
+            // SAFETY: As the caller guarantees.
             unsafe {
-                let gid = &(*gid).raw;
-                T::detach_mcast(
+                op(
                     Self::device((*qp).device),
                     &QpObject::<T>::data(qp).data,
-                    gid,
-                )?;
-            }
+                    &(*gid).raw,
+                )?
+            };
             Ok(0)
         })
     }
