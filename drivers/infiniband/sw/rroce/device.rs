@@ -27,10 +27,11 @@ use crate::limits::{
     GID_TABLE_LEN, MAX_AH, MAX_CQ, MAX_CQE, MAX_FAST_REG_PAGES, MAX_MCAST_GRP, MAX_MCAST_QP_ATTACH,
     MAX_MR, MAX_MSG_SIZE, MAX_MW, MAX_PD, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, MAX_SRQ, PORT,
 };
-use crate::mcast::{self, Groups, Members, MULTICAST_QPN};
+use crate::mcast::{Groups, Members, MULTICAST_QPN};
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
 use crate::proto::cqe::KernelWc;
+use crate::proto::ip;
 use crate::proto::packet::Headers;
 use crate::qp::{self, Qp};
 use crate::qp_state::QpCore;
@@ -445,7 +446,7 @@ impl Driver for RroceDevice {
         if dest_qpn == MULTICAST_QPN {
             // Every QP attached to the group gets the datagram; each checks
             // it as its own (type, Q_Key).
-            let members = mcast::destination_gid(ip).map(|gid| data.mcast.members(&gid));
+            let members = ip::destination_gid(ip).map(|gid| data.mcast.members(&gid));
             let qpns = members.as_ref().map_or(&[][..], Members::qpns);
             if qpns.is_empty() {
                 data.count(Counter::DropUnknownQp);

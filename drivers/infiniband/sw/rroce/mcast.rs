@@ -8,33 +8,11 @@
 
 use crate::kernel_ext::net::NetDevice;
 use crate::limits::{MAX_MCAST_GRP, MAX_MCAST_QP_ATTACH};
+use crate::proto::ip::is_multicast;
 use kernel::{new_mutex, prelude::*, sync::Mutex};
 
 /// The destination QP number of every multicast datagram.
 pub(crate) const MULTICAST_QPN: u32 = 0xff_ffff;
-
-/// Whether `gid` is an IP multicast address: `ff00::/8`, or an IPv4 one
-/// (`224.0.0.0/4`) mapped.
-pub(crate) fn is_multicast(gid: &[u8; 16]) -> bool {
-    const V4_MAPPED: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
-    gid[0] == 0xff || (gid[..12] == V4_MAPPED && gid[12] & 0xf0 == 0xe0)
-}
-
-/// The GID a datagram was sent to: the destination of its IP header,
-/// mapped if IPv4.
-pub(crate) fn destination_gid(ip: &[u8]) -> Option<[u8; 16]> {
-    let mut gid = [0u8; 16];
-    match ip.first()? >> 4 {
-        4 => {
-            gid[10] = 0xff;
-            gid[11] = 0xff;
-            gid[12..].copy_from_slice(ip.get(16..20)?);
-        }
-        6 => gid.copy_from_slice(ip.get(24..40)?),
-        _ => return None,
-    }
-    Some(gid)
-}
 
 /// The QPs attached to a group.
 #[derive(Clone, Copy)]

@@ -41,6 +41,28 @@ pub(crate) fn is_v4_mapped(addr: &[u8; 16]) -> bool {
     addr[..10].iter().all(|&b| b == 0) && addr[10] == 0xff && addr[11] == 0xff
 }
 
+/// Whether `gid` is an IP multicast address: `ff00::/8`, or an IPv4 one
+/// (`224.0.0.0/4`) mapped.
+pub(crate) fn is_multicast(gid: &[u8; 16]) -> bool {
+    gid[0] == 0xff || (is_v4_mapped(gid) && gid[12] & 0xf0 == 0xe0)
+}
+
+/// The address a received packet was sent to, from its IP header, as a
+/// GID (IPv4 mapped); `None` if `ip` is no whole IPv4 or IPv6 header.
+pub(crate) fn destination_gid(ip: &[u8]) -> Option<[u8; 16]> {
+    let mut gid = [0u8; 16];
+    match ip.first()? >> 4 {
+        4 if ip.len() >= IPV4_LEN => {
+            gid[10] = 0xff;
+            gid[11] = 0xff;
+            gid[12..].copy_from_slice(&ip[16..20]);
+        }
+        6 if ip.len() >= IPV6_LEN => gid.copy_from_slice(&ip[24..40]),
+        _ => return None,
+    }
+    Some(gid)
+}
+
 impl IpHeader {
     /// Whether it is an IPv4 header.
     pub(crate) fn is_v4(&self) -> bool {
@@ -151,6 +173,50 @@ mod tests {
         assert_eq!(out[8..24], s);
         assert_eq!(out[24..40], d);
         assert_eq!(out[40..48], [0xc1, 0x23, 0x12, 0xb7, 0, 12, 0, 0]);
+    }
+
+    #[test]
+    fn multicast_gids() {
+        let mut v6 = [0u8; 16];
+        v6[0] = 0xff;
+        v6[1] = 0x0e;
+        assert!(is_multicast(&v6));
+        assert!(is_multicast(&v4([239, 1, 2, 3])));
+        assert!(is_multicast(&v4([224, 0, 0, 1])));
+        assert!(!is_multicast(&v4([192, 0, 2, 1])));
+        assert!(!is_multicast(&v4([240, 0, 0, 1])));
+        // 224.x not mapped is an IPv6 address, not multicast.
+        let mut bare = [0u8; 16];
+        bare[12] = 224;
+        assert!(!is_multicast(&bare));
+    }
+
+    #[test]
+    fn destination_gids() {
+        let h = IpHeader {
+            saddr: v4([10, 0, 0, 1]),
+            daddr: v4([239, 1, 2, 3]),
+            tclass: 0,
+            hop_limit: 1,
+        };
+        let mut out = [0u8; 48];
+        let n = h.write_with_udp(1, 0, &mut out).unwrap();
+        assert_eq!(destination_gid(&out[..n]), Some(v4([239, 1, 2, 3])));
+        let mut d = [0u8; 16];
+        d[0] = 0xff;
+        d[15] = 7;
+        let h6 = IpHeader {
+            saddr: [1; 16],
+            daddr: d,
+            tclass: 0,
+            hop_limit: 1,
+        };
+        let n = h6.write_with_udp(1, 0, &mut out).unwrap();
+        assert_eq!(destination_gid(&out[..n]), Some(d));
+        assert_eq!(destination_gid(&out[..39]), None);
+        assert_eq!(destination_gid(&[0x45; 19]), None);
+        assert_eq!(destination_gid(&[0x55; 40]), None);
+        assert_eq!(destination_gid(&[]), None);
     }
 
     #[test]
