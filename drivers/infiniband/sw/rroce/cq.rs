@@ -146,10 +146,15 @@ impl Cq {
             Arm::Next
         };
         self.core.arm.fetch_max(arm as u8, Ordering::AcqRel);
+        let waiting = |r: &UserRing| !r.geometry().is_empty(r.producer(), r.consumer());
+        // A kernel consumer arms its CQ in any context, e.g. from softirq
+        // (ib_core's IB_POLL_SOFTIRQ), where the state's mutex must not be
+        // taken; its ring never changes, so none is needed.
+        if let Some(ring) = self.core.kernel_ring.as_ref() {
+            return waiting(ring);
+        }
         let state = self.core.state.lock();
-        self.core
-            .ring(&state)
-            .is_some_and(|r| !r.geometry().is_empty(r.producer(), r.consumer()))
+        self.core.ring(&state).is_some_and(waiting)
     }
 
     /// Takes completions of a kernel CQ into `out`; returns how many. Never
