@@ -343,7 +343,7 @@ impl QpCore {
             return;
         };
         if pkt.headers.bth.opcode.is_request() {
-            self.establish(inner);
+            self.establish(inner, pkt.headers.bth.psn);
             responder::receive(dev, self, inner, pkt, ip);
         } else {
             if completer::receive_response(dev, self, inner, pkt) {

@@ -177,10 +177,13 @@ impl QpCore {
 
     /// A connected QP ready to receive tells its owner of the first packet
     /// that reaches it (IBA 11.6.3), which is how the CM learns that the
-    /// connection is up if the peer's RTU was lost.
-    pub(crate) fn establish(&self, inner: &mut QpInner) {
+    /// connection is up if the peer's RTU was lost. Only a packet with the
+    /// expected PSN counts: a late one of a former connection to the same
+    /// QP number must not declare a new connection up.
+    pub(crate) fn establish(&self, inner: &mut QpInner, psn: Psn) {
         let connected = matches!(self.qp_type, QpType::Rc | QpType::Uc);
-        if connected && inner.attr.state == QpState::Rtr && !inner.established {
+        let first = psn == inner.recv.expected_psn() && !inner.established;
+        if connected && inner.attr.state == QpState::Rtr && first {
             inner.established = true;
             self.events.raise(QpEvent::CommEstablished);
         }
