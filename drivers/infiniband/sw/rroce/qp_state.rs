@@ -79,7 +79,7 @@ pub(crate) struct QpInner {
     /// A kernel QP's posted requests, taken off their queues.
     pub(crate) ksend: Fifo<SendWqe>,
     pub(crate) krecv: Fifo<RecvWqe>,
-    /// A packet arrived since the QP last entered RTR.
+    /// COMM_EST was raised since the QP last entered RTR.
     pub(crate) established: bool,
 }
 
