@@ -106,28 +106,15 @@ impl Groups {
             .iter_mut()
             .find(|s| s.as_ref().is_some_and(|g| g.gid == *gid))
             .ok_or(EINVAL)?;
-        let Some(g) = slot else { return Err(EINVAL) };
-        g.members.remove(qpn)?;
-        if g.members.len == 0 {
-            if let Some(netdev) = netdev {
-                netdev.leave_group(gid);
-            }
-            *slot = None;
-        }
-        Ok(())
+        remove_member(slot, netdev, qpn)
     }
 
     /// Detaches QP `qpn` from every group, as it is destroyed.
     pub(crate) fn detach_all(&self, netdev: Option<&NetDevice>, qpn: u32) {
         let mut groups = self.groups.lock();
         for slot in groups.iter_mut() {
-            let Some(g) = slot else { continue };
-            if g.members.remove(qpn).is_ok() && g.members.len == 0 {
-                if let Some(netdev) = netdev {
-                    netdev.leave_group(&g.gid);
-                }
-                *slot = None;
-            }
+            // EINVAL: not a member there.
+            let _ = remove_member(slot, netdev, qpn);
         }
     }
 
@@ -140,4 +127,19 @@ impl Groups {
 
 fn find<'a>(groups: &'a mut [Option<Group>], gid: &[u8; 16]) -> Option<&'a mut Group> {
     groups.iter_mut().flatten().find(|g| g.gid == *gid)
+}
+
+/// Removes QP `qpn` from the group in `slot`; the last QP out frees the
+/// slot, and `netdev`, if the device still has it, leaves the group.
+/// `EINVAL` if the slot is free or the QP not a member.
+fn remove_member(slot: &mut Option<Group>, netdev: Option<&NetDevice>, qpn: u32) -> Result {
+    let g = slot.as_mut().ok_or(EINVAL)?;
+    g.members.remove(qpn)?;
+    if g.members.len == 0 {
+        if let Some(netdev) = netdev {
+            netdev.leave_group(&g.gid);
+        }
+        *slot = None;
+    }
+    Ok(())
 }
