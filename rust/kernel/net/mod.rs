@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Networking: network devices and their notifier chain, socket buffers,
-//! UDP tunnel sockets.
+//! Networking: network devices and their notifier chain, namespaces, socket
+//! buffers, UDP tunnel sockets.
 //!
 //! C headers: [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h),
 //! [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
 mod multicast;
+pub(crate) mod namespace;
 pub(crate) mod route;
 pub(crate) mod udp_tunnel;
 

@@ -5,7 +5,7 @@
 //!
 //! C header: [`include/net/udp_tunnel.h`](srctree/include/net/udp_tunnel.h)
 
-use super::SkBuff;
+use super::{namespace::Net, SkBuff};
 use crate::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{error::to_result, ffi, prelude::*};
@@ -30,7 +30,8 @@ pub(crate) enum Family {
     V6,
 }
 
-/// A UDP tunnel socket in the initial network namespace; closed on drop.
+/// A UDP tunnel socket; closed on drop, which must come before its network
+/// namespace ends (the socket holds no reference on it).
 ///
 /// # Invariants
 ///
@@ -47,9 +48,9 @@ unsafe impl<T: EncapReceiver> Send for UdpTunnel<T> {}
 unsafe impl<T: EncapReceiver> Sync for UdpTunnel<T> {}
 
 impl<T: EncapReceiver> UdpTunnel<T> {
-    /// Binds `port` on every address of `family`; `EADDRINUSE` if another
-    /// socket has it.
-    pub(crate) fn open(family: Family, port: u16) -> Result<Self> {
+    /// Binds `port` on every address of `family` in `net`; `EADDRINUSE` if
+    /// another socket has it.
+    pub(crate) fn open(net: &Net, family: Family, port: u16) -> Result<Self> {
         let mut cfg = bindings::udp_port_cfg {
             family: match family {
                 Family::V4 => AF_INET,
@@ -59,9 +60,9 @@ impl<T: EncapReceiver> UdpTunnel<T> {
             ..Default::default()
         };
         cfg.set_ipv6_v6only((family == Family::V6).into());
-        let net = core::ptr::addr_of_mut!(bindings::init_net);
+        let net = net.as_raw();
         let mut sock = core::ptr::null_mut();
-        // SAFETY: The initial namespace lives for ever; `cfg` and `sock` are
+        // SAFETY: `net` is alive (by `Net`'s invariant); `cfg` and `sock` are
         // valid for the call, which writes the new socket to `sock`.
         to_result(unsafe {
             match family {

@@ -5,7 +5,13 @@
 //! C header: [`include/rdma/rdma_netlink.h`](srctree/include/rdma/rdma_netlink.h)
 
 use super::{removal::RemovalClient, Driver, Registry};
-use crate::{bindings, kernel_ext::net::NetDevice};
+use crate::{
+    bindings,
+    kernel_ext::net::{
+        namespace::{Net, NetExit, PernetRegistration},
+        NetDevice,
+    },
+};
 use core::{
     marker::PhantomData,
     ptr::null_mut,
@@ -31,6 +37,11 @@ pub(crate) trait NewLink: Driver {
     /// Creates device `name` on `netdev` and adds it to `devices`. ib_core
     /// has already checked that `netdev` exists and that `name` is free.
     fn new_link(devices: &Arc<Registry<Self>>, name: &CStr, netdev: &NetDevice) -> Result;
+
+    /// Network namespace `net` ends: its devices have been removed or moved
+    /// out, though the devices of the driver that were on them may still be
+    /// on their way out. Whatever the driver keeps in `net` goes now.
+    fn net_exit(devices: &Registry<Self>, net: &Net);
 }
 
 /// The registry of a driver's devices while its [`Registration`] exists.
@@ -48,11 +59,13 @@ impl<T: Driver> Global<T> {
     }
 }
 
-/// The driver's devices and its link type, registered together; dropping it
-/// unregisters the link type, then removes every device of the driver.
+/// The driver's devices and its link type, registered together, and the
+/// driver's ear for ending network namespaces; dropping it unregisters the
+/// link type, then removes every device of the driver.
 pub(crate) struct Registration<T: NewLink> {
     devices: Arc<Registry<T>>,
     removal: Option<RemovalClient<T>>,
+    net_exits: Option<PernetRegistration<NetExits<T>>>,
     link: Option<LinkRegistration<T>>,
 }
 
@@ -75,14 +88,18 @@ impl<T: NewLink> Registration<T> {
             drop(unsafe { Arc::from_raw(ptr) });
             return Err(EBUSY);
         }
-        // Before the link type: every device is to hear of its removal.
-        let removal = RemovalClient::new(T::TYPE).inspect_err(|_| T::global().clear())?;
-        let link = LinkRegistration::new().inspect_err(|_| T::global().clear())?;
-        Ok(Self {
+        // From here on, a failure drops `this`, which undoes what was done.
+        let mut this = Self {
             devices,
-            removal: Some(removal),
-            link: Some(link),
-        })
+            removal: None,
+            net_exits: None,
+            link: None,
+        };
+        // Before the link type: every device is to hear of its removal.
+        this.removal = Some(RemovalClient::new(T::TYPE)?);
+        this.net_exits = Some(PernetRegistration::new()?);
+        this.link = Some(LinkRegistration::new()?);
+        Ok(this)
     }
 }
 
@@ -101,6 +118,7 @@ impl<T: NewLink> Drop for Registration<T> {
         // No new devices: this waits for `newlink` calls in flight.
         drop(self.link.take());
         self.devices.remove_all();
+        drop(self.net_exits.take());
         drop(self.removal.take());
         T::global().clear();
     }
@@ -164,6 +182,24 @@ impl<T: NewLink> LinkRegistration<T> {
             T::new_link(&devices, name, netdev)?;
             Ok(0)
         })
+    }
+}
+
+/// Passes the end of each network namespace on to [`NewLink::net_exit`].
+struct NetExits<T>(PhantomData<T>);
+
+impl<T: NewLink> NetExit for NetExits<T> {
+    fn exit(net: &Net) {
+        let ptr = T::global().0.load(Ordering::Acquire);
+        if ptr.is_null() {
+            return;
+        }
+        // SAFETY: By the invariant of `Global`, `ptr` came from
+        // `Arc::into_raw` and its reference is only given back after the
+        // `PernetRegistration` that calls this has been dropped, which waits
+        // for calls in flight.
+        let devices = unsafe { ArcBorrow::from_raw(ptr) };
+        T::net_exit(&devices, net);
     }
 }
 

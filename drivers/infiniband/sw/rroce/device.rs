@@ -14,8 +14,7 @@ use crate::kernel_ext::{
     crc32::Crc32,
     fill::Fill,
     msleep,
-    net::NetDevice,
-    net::SkBuff,
+    net::{namespace::Net, NetDevice, SkBuff},
     rdma::{
         self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
         Global, KernelPages, LinkLayer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr,
@@ -554,7 +553,7 @@ impl NewLink for RroceDevice {
             pr_err!("{}: already has an rxe or rroce device\n", netdev.name());
             return Err(EEXIST);
         }
-        let transport = TransportUse::new(devices)?;
+        let transport = TransportUse::new(devices, netdev)?;
         let guid = netdev.eui64();
         let (state, _) = Self::port_state(netdev);
         devices.add(
@@ -580,5 +579,9 @@ impl NewLink for RroceDevice {
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());
         Ok(())
+    }
+
+    fn net_exit(devices: &Registry<Self>, net: &Net) {
+        devices.shared().net_exit(net);
     }
 }

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The RoCEv2 UDP sockets: port 4791 on IPv4 and IPv6, opened with the first
-//! device and closed with the last, so that rroce holds the port only while
-//! it has a device (the C rxe holds it for as long as it is loaded).
+//! The RoCEv2 UDP sockets: port 4791 on IPv4 and IPv6 in each network
+//! namespace that has a device, opened with the first device there and closed
+//! with the last, or when the namespace ends; and in the initial namespace
+//! while there is a device anywhere (see [`TransportUse`]). The C rxe of 6.12
+//! holds the port of the initial namespace for as long as it is loaded, and
+//! works in no other namespace.
 
 use crate::counters::Counter;
 use crate::kernel_ext::{
     crc32::Crc32,
     errno::eaddrinuse,
     net::{
+        namespace::Net,
         udp_tunnel::{EncapReceiver, Family, UdpTunnel},
-        SkBuff,
+        NetDevice, SkBuff,
     },
     rdma::{Device, Driver, Registry},
 };
@@ -52,72 +56,133 @@ pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a SkBuff) -> Result<(Packet<'a>, &'a
     Ok((pkt, ip))
 }
 
-/// The open sockets.
-struct Sockets<T: Driver> {
+/// The sockets of one network namespace, and how many devices use them.
+struct NetSockets<T: Driver> {
+    /// The namespace's [`Net::cookie`].
+    net: u64,
+    users: usize,
     _v4: UdpTunnel<Receiver<T>>,
     _v6: UdpTunnel<Receiver<T>>,
 }
 
-/// The sockets and how many devices use them.
-struct State<T: Driver> {
-    users: usize,
-    sockets: Option<Sockets<T>>,
+/// The sockets of each namespace in use, in slots that a namespace leaving
+/// frees.
+struct Nets<T: Driver>(KVec<Option<NetSockets<T>>>);
+
+impl<T: Driver> Nets<T> {
+    fn slot(&mut self, net: u64) -> Option<&mut Option<NetSockets<T>>> {
+        self.0
+            .iter_mut()
+            .find(|slot| slot.as_ref().is_some_and(|s| s.net == net))
+    }
+
+    /// One more user of the sockets of `net`, opened unless they are.
+    fn get(&mut self, net: &Net) -> Result {
+        if let Some(Some(s)) = self.slot(net.cookie()) {
+            s.users += 1;
+            return Ok(());
+        }
+        let sockets = NetSockets {
+            net: net.cookie(),
+            users: 1,
+            _v4: open(net, Family::V4)?,
+            _v6: open(net, Family::V6)?,
+        };
+        match self.0.iter_mut().find(|slot| slot.is_none()) {
+            Some(free) => *free = Some(sockets),
+            None => self.0.push(Some(sockets), GFP_KERNEL)?,
+        }
+        Ok(())
+    }
+
+    /// One user fewer of the sockets of `net`, closed with the last; none
+    /// left if the namespace has ended.
+    fn put(&mut self, net: u64) {
+        if let Some(slot) = self.slot(net) {
+            if let Some(s) = slot.as_mut() {
+                s.users -= 1;
+                if s.users == 0 {
+                    *slot = None;
+                }
+            }
+        }
+    }
+}
+
+/// Opens the RoCEv2 port of `family` in `net`.
+fn open<T: Driver>(net: &Net, family: Family) -> Result<UdpTunnel<Receiver<T>>> {
+    UdpTunnel::open(net, family, ROCE_V2_PORT).inspect_err(|e| {
+        if *e == eaddrinuse() {
+            pr_err!(
+                "UDP port {} is taken (by rdma_rxe?): unload it first\n",
+                ROCE_V2_PORT
+            );
+        }
+    })
 }
 
 /// The transport all devices of driver `T` share.
 #[pin_data]
 pub(crate) struct Transport<T: Driver> {
     #[pin]
-    state: Mutex<State<T>>,
+    nets: Mutex<Nets<T>>,
 }
 
 impl<T: Driver> Transport<T> {
     /// No sockets yet.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            state <- new_mutex!(State { users: 0, sockets: None }),
+            nets <- new_mutex!(Nets(KVec::new())),
         })
+    }
+
+    /// Closes the sockets of namespace `net`, which ends, though devices
+    /// there may still be on their way out, holding [`TransportUse`]s.
+    pub(crate) fn net_exit(&self, net: &Net) {
+        if let Some(slot) = self.nets.lock().slot(net.cookie()) {
+            *slot = None;
+        }
     }
 }
 
-/// One device's use of the transport; the last one to go closes the sockets.
+/// One device's use of the sockets of its netdev's namespace, and of the
+/// initial namespace's.
+///
+/// rdma_rxe takes every device of its driver id, which rroce shares, for
+/// one of its own when the device's netdev changes state, and writes to it:
+/// it must not be loaded while rroce has a device in any namespace. It
+/// binds port 4791 of the initial namespace as it loads, so holding that
+/// port keeps it out, and tells that it is in.
 pub(crate) struct TransportUse<T: Driver<Shared = Transport<T>>> {
     devices: Arc<Registry<T>>,
+    net: u64,
 }
 
 impl<T: Driver<Shared = Transport<T>>> TransportUse<T> {
-    /// Opens the sockets unless another device already did.
-    pub(crate) fn new(devices: &Arc<Registry<T>>) -> Result<Self> {
-        let mut state = devices.shared().state.lock();
-        if state.sockets.is_none() {
-            let open = |family| {
-                UdpTunnel::open(family, ROCE_V2_PORT).inspect_err(|e| {
-                    if *e == eaddrinuse() {
-                        pr_err!(
-                            "UDP port {} is taken (by rdma_rxe?): unload it first\n",
-                            ROCE_V2_PORT
-                        );
-                    }
-                })
-            };
-            state.sockets = Some(Sockets {
-                _v4: open(Family::V4)?,
-                _v6: open(Family::V6)?,
-            });
-        }
-        state.users += 1;
-        Ok(Self {
-            devices: devices.clone(),
+    /// Opens the sockets of the initial namespace and of `netdev`'s, unless
+    /// another device has them open.
+    pub(crate) fn new(devices: &Arc<Registry<T>>, netdev: &NetDevice) -> Result<Self> {
+        // The namespace cannot end while `netdev` is in it: an exit that
+        // follows finds the sockets and closes them.
+        netdev.with_net(|net| {
+            let mut nets = devices.shared().nets.lock();
+            nets.get(Net::initial())?;
+            if let Err(e) = nets.get(net) {
+                nets.put(Net::initial().cookie());
+                return Err(e);
+            }
+            Ok(Self {
+                devices: devices.clone(),
+                net: net.cookie(),
+            })
         })
     }
 }
 
 impl<T: Driver<Shared = Transport<T>>> Drop for TransportUse<T> {
     fn drop(&mut self) {
-        let mut state = self.devices.shared().state.lock();
-        state.users -= 1;
-        if state.users == 0 {
-            state.sockets = None;
-        }
+        let mut nets = self.devices.shared().nets.lock();
+        nets.put(self.net);
+        nets.put(Net::initial().cookie());
     }
 }
