@@ -28,6 +28,7 @@ if ! in_vm; then
 		echo
 		echo "$drv: $TOOL -s $SIZE -n $ITERS, share and count of samples by symbol:"
 		head -n 40 "$out/report.$drv" 2>/dev/null || echo "(none)"
+		echo "$drv: counters: $(cat "$out/stats.$drv" 2>/dev/null)"
 	done
 	echo "profile: perf data and full reports in $out"
 	exit $status
@@ -43,6 +44,8 @@ for drv in rroce rxe; do
 	wait_listen $port || exit 1
 	perf record -q -e cpu-clock -a -o "$RROCE_SHARED/perf.$drv" -- "${cmd[@]}" 127.0.0.1 >/dev/null 2>&1
 	wait
+	# Client and server share the device: its counters are both ends'.
+	link_stats $DEV >"$RROCE_SHARED/stats.$drv"
 	perf report -q -n -i "$RROCE_SHARED/perf.$drv" --sort sym --stdio 2>/dev/null |
 		grep -v '^$' >"$RROCE_SHARED/report.$drv"
 	driver_down $drv
