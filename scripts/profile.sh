@@ -29,6 +29,7 @@ if ! in_vm; then
 		echo "$drv: $TOOL -s $SIZE -n $ITERS, share and count of samples by symbol:"
 		head -n 40 "$out/report.$drv" 2>/dev/null || echo "(none)"
 		echo "$drv: counters: $(cat "$out/stats.$drv" 2>/dev/null)"
+		echo "$drv: result: $(grep -E '^ *[0-9]+ +[0-9]+ ' "$out/out.$drv" 2>/dev/null | tail -n 1)"
 	done
 	echo "profile: perf data and full reports in $out"
 	exit $status
@@ -42,11 +43,12 @@ for drv in rroce rxe; do
 	cmd=("$TOOL" -d $DEV -x "$gid" -p $port -F -s "$SIZE" -n "$ITERS")
 	"${cmd[@]}" >/dev/null 2>&1 &
 	wait_listen $port || exit 1
-	perf record -q -e cpu-clock -a -o "$RROCE_SHARED/perf.$drv" -- "${cmd[@]}" 127.0.0.1 >/dev/null 2>&1
+	perf record -q -e cpu-clock -a -o "$RROCE_SHARED/perf.$drv" -- "${cmd[@]}" 127.0.0.1 \
+		>"$RROCE_SHARED/out.$drv" 2>&1
 	wait
 	# Client and server share the device: its counters are both ends'.
 	link_stats $DEV >"$RROCE_SHARED/stats.$drv"
-	perf report -q -n -i "$RROCE_SHARED/perf.$drv" --sort sym --stdio 2>/dev/null |
+	perf report -q -n -i "$RROCE_SHARED/perf.$drv" --kallsyms=/proc/kallsyms --sort sym --stdio 2>/dev/null |
 		grep -v '^$' >"$RROCE_SHARED/report.$drv"
 	driver_down $drv
 done

@@ -302,9 +302,15 @@ void rroce_init_delayed_work(struct delayed_work *work, work_func_t func)
 	INIT_DELAYED_WORK(work, func);
 }
 
+/*
+ * The receive work, which does what softirq would for a hardware device: on
+ * the high-priority workers, so that a process busy-polling its CQ on the
+ * same CPU does not take half of the CPU from the packets it waits for.
+ * The work yields after a budget of packets.
+ */
 bool rroce_queue_work(struct work_struct *work)
 {
-	return queue_work(system_wq, work);
+	return queue_work(system_highpri_wq, work);
 }
 
 bool rroce_queue_delayed_work(struct delayed_work *work, unsigned long delay)

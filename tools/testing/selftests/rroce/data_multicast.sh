@@ -29,7 +29,7 @@ round() {
 	ktap_result $? "$DEV on eth0 (vm1: $1, vm2: $2)"
 	gid_index $DEV "$RROCE_IP4" >/dev/null
 	if [ "$RROCE_VM" = 1 ]; then
-		timeout 120 stdbuf -oL mckey -m $group -b "$RROCE_IP4" -c 3 -C $MSGS >/tmp/mckey.out 2>&1 &
+		timeout $((120 * SLOWDOWN)) stdbuf -oL mckey -m $group -b "$RROCE_IP4" -c 3 -C $MSGS >/tmp/mckey.out 2>&1 &
 		pid=$!
 		wait_output /tmp/mckey.out "receiving data transfers" 60 $pid && vm_signal "joined $group"
 		await $pid
@@ -41,7 +41,7 @@ round() {
 		! ip maddr show dev eth0 | grep -qw "$group"
 		ktap_result $? "eth0 left $group"
 	else
-		vm_wait "joined $group" && run timeout 120 mckey -m $group -s -b "$RROCE_IP4" -C $MSGS
+		vm_wait "joined $group" && run timeout $((120 * SLOWDOWN)) mckey -m $group -s -b "$RROCE_IP4" -C $MSGS
 		ktap_result $? "$MSGS datagrams sent to $group"
 	fi
 	show_link_stats $DEV
@@ -59,7 +59,7 @@ round6() {
 	ktap_result $? "$DEV on eth0 (vm1: $1, vm2: $2)"
 	gid=$(gid6_index $DEV "$RROCE_IP6")
 	if [ "$RROCE_VM" = 1 ]; then
-		timeout 120 stdbuf -oL "$mcast" recv $DEV "$gid" $group $MSGS 3 >/tmp/mcast.out 2>&1 &
+		timeout $((120 * SLOWDOWN)) stdbuf -oL "$mcast" recv $DEV "$gid" $group $MSGS 3 >/tmp/mcast.out 2>&1 &
 		pid=$!
 		wait_output /tmp/mcast.out "^ready" 60 $pid
 		ip -6 maddr show dev eth0 | grep -qw "$group"
@@ -73,7 +73,7 @@ round6() {
 		! ip -6 maddr show dev eth0 | grep -qw "$group"
 		ktap_result $? "eth0 left $group"
 	else
-		vm_wait "joined $group" && run timeout 120 "$mcast" send $DEV "$gid" $group $MSGS
+		vm_wait "joined $group" && run timeout $((120 * SLOWDOWN)) "$mcast" send $DEV "$gid" $group $MSGS
 		ktap_result $? "$MSGS datagrams sent to $group"
 	fi
 	show_link_stats $DEV
