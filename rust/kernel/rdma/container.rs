@@ -36,6 +36,9 @@ pub(super) struct Container<T: Driver> {
     /// The stamp of the packet `rx_work` is handling, 0 between packets;
     /// under `rx_queue`'s lock.
     pub(super) rx_handling: Opaque<usize>,
+    /// How many [`LocalRxPlug`]s hold the receive work back from the
+    /// device's packets to itself; under `rx_queue`'s lock.
+    pub(super) rx_plugged: Opaque<usize>,
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
@@ -112,17 +115,36 @@ impl<T: Driver> Container<T> {
 /// and the one being handled leaves its stamp in `rx_handling`, so that
 /// [`Device::rx_clock`] can tell how far handling has come.
 impl<T: Driver> Container<T> {
-    fn rx_enqueue(&self, skb: SkBuff) {
+    /// Queues `skb`; returns whether a [`LocalRxPlug`] is held.
+    fn rx_enqueue(&self, skb: SkBuff) -> bool {
         let queue = self.rx_queue.get();
         let skb = skb.into_raw();
         // SAFETY: The queue was initialised with the device; the skb's
         // control block is ours (the UDP tunnel handed it over, or we built
-        // it), and the queue takes the skb.
+        // it), and the queue takes the skb. `rx_plugged` is only accessed
+        // under the queue's lock.
         unsafe {
             *bindings::rroce_skb_stamp(skb) = bindings::rroce_jiffies();
             let flags = bindings::rroce_skb_queue_lock(queue);
             bindings::rroce___skb_queue_tail(queue, skb);
+            let plugged = *self.rx_plugged.get() > 0;
             bindings::rroce_skb_queue_unlock(queue, flags);
+            plugged
+        }
+    }
+
+    /// Adds `delta` to the plugs held; returns whether, after it, none is
+    /// held and packets wait.
+    fn rx_plug(&self, delta: isize) -> bool {
+        let queue = self.rx_queue.get();
+        // SAFETY: As in `rx_enqueue`.
+        unsafe {
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            let plugged = &mut *self.rx_plugged.get();
+            *plugged = plugged.wrapping_add_signed(delta);
+            let waiting = *plugged == 0 && bindings::rroce_skb_queue_len_lockless(queue) > 0;
+            bindings::rroce_skb_queue_unlock(queue, flags);
+            waiting
         }
     }
 
@@ -200,18 +222,31 @@ impl<T: Driver> Device<T> {
             drop(skb);
             T::rx_dropped(self);
         } else {
-            self.deliver_local(skb);
+            self.container().rx_enqueue(skb);
+            self.wake_rx();
         }
     }
 
     /// Queues a packet for this device's receive work: one of its own, sent
     /// to itself, which its senders' windows bound.
     pub(crate) fn deliver_local(&self, skb: SkBuff) {
-        let c = self.container();
-        c.rx_enqueue(skb);
+        if !self.container().rx_enqueue(skb) {
+            self.wake_rx();
+        }
+    }
+
+    /// Until the returned guard goes, the packets this device sends to
+    /// itself wait for the receive work without waking it: a burst of them
+    /// is then handled in one go, not one switch of context each.
+    pub(crate) fn plug_local_rx(&self) -> LocalRxPlug<'_, T> {
+        self.container().rx_plug(1);
+        LocalRxPlug(self)
+    }
+
+    fn wake_rx(&self) {
         // SAFETY: The work was initialised with the device and is cancelled
         // before it is freed.
-        unsafe { bindings::rroce_queue_work(c.rx_work.get()) };
+        unsafe { bindings::rroce_queue_work(self.container().rx_work.get()) };
     }
 
     /// The receive clock, in jiffies: the time up to which every packet
@@ -260,5 +295,17 @@ impl<T: Driver> Device<T> {
     /// ours or another driver's.
     pub(crate) fn exists_on(netdev: &NetDevice) -> bool {
         Held::by_netdev(netdev, T::DRIVER_ID).is_some()
+    }
+}
+
+/// Holds the receive work back from a device's packets to itself; see
+/// [`Device::plug_local_rx`].
+pub(crate) struct LocalRxPlug<'a, T: Driver>(&'a Device<T>);
+
+impl<T: Driver> Drop for LocalRxPlug<'_, T> {
+    fn drop(&mut self) {
+        if self.0.container().rx_plug(-1) {
+            self.0.wake_rx();
+        }
     }
 }

@@ -425,6 +425,8 @@ impl Driver for RroceDevice {
     }
 
     fn post_send(dev: &Device<Self>, qp: &Qp) -> Result {
+        // Packets to a QP of this device are handled after the burst.
+        let _plug = dev.plug_local_rx();
         qp.post_send(dev)
     }
 
