@@ -7,7 +7,7 @@
 //! C headers: [`include/linux/igmp.h`](srctree/include/linux/igmp.h),
 //! [`include/net/addrconf.h`](srctree/include/net/addrconf.h)
 
-use super::{route::ipv4_mapped, NetDevice};
+use super::{route::ipv4_mapped, with_rtnl, NetDevice};
 use crate::bindings;
 use kernel::prelude::*;
 
@@ -51,18 +51,14 @@ impl NetDevice {
     /// Calls `f` with the device's IPv4 state under the RTNL lock;
     /// `ENODEV` if the device has none (no IPv4 on it).
     fn with_in_dev(&self, f: impl FnOnce(*mut bindings::in_device)) -> Result {
-        // SAFETY: Any sleeping context may take RTNL; the caller holds none.
-        unsafe { bindings::rtnl_lock() };
-        // SAFETY: The device is alive (type invariant), and RTNL is held.
-        let in_dev = unsafe { bindings::rroce_in_dev_get_rtnl(self.as_raw()) };
-        let result = if in_dev.is_null() {
-            Err(ENODEV)
-        } else {
+        with_rtnl(|| {
+            // SAFETY: The device is alive (type invariant), and RTNL is held.
+            let in_dev = unsafe { bindings::rroce_in_dev_get_rtnl(self.as_raw()) };
+            if in_dev.is_null() {
+                return Err(ENODEV);
+            }
             f(in_dev);
             Ok(())
-        };
-        // SAFETY: Taken above.
-        unsafe { bindings::rtnl_unlock() };
-        result
+        })
     }
 }

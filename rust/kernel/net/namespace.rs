@@ -8,7 +8,7 @@
 //!
 //! C header: [`include/net/net_namespace.h`](srctree/include/net/net_namespace.h)
 
-use super::NetDevice;
+use super::{with_rtnl, NetDevice};
 use crate::bindings;
 use core::marker::PhantomData;
 use kernel::{error::to_result, prelude::*, types::Opaque};
@@ -58,14 +58,11 @@ impl NetDevice {
     ///
     /// The caller must not hold RTNL.
     pub(crate) fn with_net<R>(&self, f: impl FnOnce(&Net) -> R) -> R {
-        // SAFETY: Any sleeping context may take RTNL; the caller holds none.
-        unsafe { bindings::rtnl_lock() };
-        // SAFETY: The device is alive (type invariant); under RTNL it stays
-        // in its namespace, which lives while it holds a device.
-        let result = f(unsafe { Net::from_raw(bindings::rroce_dev_net(self.as_raw())) });
-        // SAFETY: Taken above.
-        unsafe { bindings::rtnl_unlock() };
-        result
+        with_rtnl(|| {
+            // SAFETY: The device is alive (type invariant); under RTNL it
+            // stays in its namespace, which lives while it holds a device.
+            f(unsafe { Net::from_raw(bindings::rroce_dev_net(self.as_raw())) })
+        })
     }
 }
 
