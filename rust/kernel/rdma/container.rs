@@ -6,8 +6,9 @@
 //! [`Registry::add`](super::Registry::add) allocates a [`Container`] in one
 //! piece, as `ib_alloc_device` does for C drivers. Packets reach the device
 //! through [`Device::deliver`], in softirq context; its receive work hands
-//! them to [`Driver::receive`] in process context. `dealloc_driver`, the
-//! last callback ib_core makes, drops the data.
+//! them to [`Driver::receive`] in process context, or a doorbell does
+//! ([`Device::plug_local_rx`]). `dealloc_driver`, the last callback ib_core
+//! makes, drops the data.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
@@ -25,6 +26,11 @@ use kernel::{
 /// How many packets the receive work handles before it yields the CPU.
 const RX_BUDGET: usize = 64;
 
+/// How many packets a [`LocalRxPlug`] going may find waiting and still
+/// handle itself: a longer burst is the receive work's, on its
+/// high-priority workers, not CPU time of the sender.
+const RX_INLINE: u32 = 8;
+
 /// An `ib_device` of driver `T`, followed by its data.
 #[repr(C)]
 pub(super) struct Container<T: Driver> {
@@ -39,6 +45,10 @@ pub(super) struct Container<T: Driver> {
     /// How many [`LocalRxPlug`]s hold the receive work back from the
     /// device's packets to itself; under `rx_queue`'s lock.
     pub(super) rx_plugged: Opaque<usize>,
+    /// Whether packets are being taken from `rx_queue`, by `rx_work` or by
+    /// a [`LocalRxPlug`] going; under its lock. One at a time, so that they
+    /// are handled in the order they arrived.
+    pub(super) rx_busy: Opaque<bool>,
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
@@ -66,17 +76,15 @@ impl<T: Driver> Container<T> {
         let c = unsafe { &*work.byte_sub(offset_of!(Self, rx_work)).cast::<Self>() };
         // SAFETY: The device is alive while its work may run.
         let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
-        for _ in 0..RX_BUDGET {
-            let Some(mut skb) = c.rx_dequeue() else {
-                return;
-            };
-            if skb.linearize().is_ok() {
-                T::receive(dev, skb);
+        // Else whoever takes packets now queues this work again if it
+        // leaves any.
+        if c.rx_claim(u32::MAX) {
+            c.rx_handle(dev);
+            if c.rx_release(0) {
+                // More to do: yield, and come back.
+                dev.wake_rx();
             }
         }
-        // More to do: yield, and come back.
-        // SAFETY: As above.
-        unsafe { bindings::rroce_queue_work(c.rx_work.get()) };
     }
 
     /// # Safety
@@ -134,7 +142,7 @@ impl<T: Driver> Container<T> {
     }
 
     /// Adds `delta` to the plugs held; returns whether, after it, none is
-    /// held and packets wait.
+    /// held, nothing takes packets and some wait.
     fn rx_plug(&self, delta: isize) -> bool {
         let queue = self.rx_queue.get();
         // SAFETY: As in `rx_enqueue`.
@@ -142,9 +150,59 @@ impl<T: Driver> Container<T> {
             let flags = bindings::rroce_skb_queue_lock(queue);
             let plugged = &mut *self.rx_plugged.get();
             *plugged = plugged.wrapping_add_signed(delta);
-            let waiting = *plugged == 0 && bindings::rroce_skb_queue_len_lockless(queue) > 0;
+            let waiting = *plugged == 0
+                && !*self.rx_busy.get()
+                && bindings::rroce_skb_queue_len_lockless(queue) > 0;
             bindings::rroce_skb_queue_unlock(queue, flags);
             waiting
+        }
+    }
+
+    /// Takes the right to take packets, if no one has it and at most
+    /// `most` wait.
+    fn rx_claim(&self, most: u32) -> bool {
+        let queue = self.rx_queue.get();
+        // SAFETY: The queue was initialised with the device, and `rx_busy`
+        // is only accessed under its lock.
+        unsafe {
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            let busy = &mut *self.rx_busy.get();
+            let claimed = !*busy && bindings::rroce_skb_queue_len_lockless(queue) <= most;
+            *busy |= claimed;
+            bindings::rroce_skb_queue_unlock(queue, flags);
+            claimed
+        }
+    }
+
+    /// Gives the right to take packets back, adding `plug` to the plugs
+    /// held; returns whether packets wait. The receive work that found it
+    /// taken meanwhile has gone, so they need it woken.
+    fn rx_release(&self, plug: isize) -> bool {
+        let queue = self.rx_queue.get();
+        // SAFETY: The queue was initialised with the device; the fields are
+        // only accessed under its lock.
+        unsafe {
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            *self.rx_busy.get() = false;
+            *self.rx_handling.get() = 0;
+            let plugged = &mut *self.rx_plugged.get();
+            *plugged = plugged.wrapping_add_signed(plug);
+            let waiting = bindings::rroce_skb_queue_len_lockless(queue) > 0;
+            bindings::rroce_skb_queue_unlock(queue, flags);
+            waiting
+        }
+    }
+
+    /// Hands up to [`RX_BUDGET`] packets to the driver, in order; the
+    /// caller has claimed the queue.
+    fn rx_handle(&self, dev: &Device<T>) {
+        for _ in 0..RX_BUDGET {
+            let Some(mut skb) = self.rx_dequeue() else {
+                return;
+            };
+            if skb.linearize().is_ok() {
+                T::receive(dev, skb);
+            }
         }
     }
 
@@ -236,8 +294,13 @@ impl<T: Driver> Device<T> {
     }
 
     /// Until the returned guard goes, the packets this device sends to
-    /// itself wait for the receive work without waking it: a burst of them
-    /// is then handled in one go, not one switch of context each.
+    /// itself wait without waking the receive work. As it goes, if they are
+    /// few ([`RX_INLINE`]) and the receive work is not at it, the guard
+    /// hands them to [`Driver::receive`] itself, with the answers they draw
+    /// (up to [`RX_BUDGET`]): a small doorbell whose packets stay on the
+    /// device then costs no switch of context, as the C rxe's loopback
+    /// does. So only take it in process context, holding no lock that
+    /// [`Driver::receive`] may take.
     pub(crate) fn plug_local_rx(&self) -> LocalRxPlug<'_, T> {
         self.container().rx_plug(1);
         LocalRxPlug(self)
@@ -304,7 +367,16 @@ pub(crate) struct LocalRxPlug<'a, T: Driver>(&'a Device<T>);
 
 impl<T: Driver> Drop for LocalRxPlug<'_, T> {
     fn drop(&mut self) {
-        if self.0.container().rx_plug(-1) {
+        let c = self.0.container();
+        // The plug is held while the packets are handled, so that the
+        // answers to them do not wake the receive work either.
+        let waiting = if c.rx_claim(RX_INLINE) {
+            c.rx_handle(self.0);
+            c.rx_release(-1)
+        } else {
+            c.rx_plug(-1)
+        };
+        if waiting {
             self.0.wake_rx();
         }
     }

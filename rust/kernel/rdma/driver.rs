@@ -170,7 +170,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;
     /// The values of the counters named by [`Driver::COUNTER_NAMES`].
     fn counters(dev: &Device<Self>, values: &mut [u64]);
-    /// Handles a RoCEv2 packet for the device, from a work item; `skb`
+    /// Handles a RoCEv2 packet for the device, in process context (the
+    /// receive work, or a doorbell, see [`Device::plug_local_rx`]); `skb`
     /// is linear and its data starts at the UDP header.
     fn receive(dev: &Device<Self>, skb: SkBuff);
     /// A received packet was dropped because [`Driver::RX_BACKLOG`] were
