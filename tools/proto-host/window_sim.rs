@@ -6,12 +6,13 @@
 //! The requester side drives [`SendWindow`] as the driver's requester and
 //! completer do; the responder answers in order as the C rxe does (an ACK
 //! where one is asked for, a sequence NAK once per gap, duplicates answered
-//! again). The input picks the work requests and which packets the link
+//! again, a read from no earlier than its last replay began, as the C rxe
+//! insists). The input picks the work requests and which packets the link
 //! drops; once it runs out, the link is lossless. Checked: no panic, every
 //! request completes in posting order, every read response is placed once,
-//! in order, at the right offset, and nothing stalls: once the link stops
-//! dropping, the requests complete, or the retry count runs out within the
-//! time that takes.
+//! at the right offset, a read completes with all of them, and nothing
+//! stalls: once the link stops dropping, the requests complete, or the
+//! retry count runs out within the time that takes.
 
 extern crate alloc;
 
@@ -20,7 +21,7 @@ use crate::proto::{
     queue::Ring,
     window::{Clock, Kind, Next, ReadResponse, SendWindow, Timer, Track},
 };
-use alloc::{collections::VecDeque, vec::Vec};
+use alloc::{collections::VecDeque, vec, vec::Vec};
 
 const MTU: u32 = 256;
 /// QP timeout code 10: 4.2 ms, 5 ticks.
@@ -48,8 +49,8 @@ struct Wr {
     track: Track,
     id: usize,
     length: u32,
-    /// Read bytes placed so far.
-    placed: u32,
+    /// Read responses placed so far, by number.
+    placed: Vec<bool>,
 }
 
 impl AsRef<Track> for Wr {
@@ -123,10 +124,19 @@ impl Link<'_> {
     }
 }
 
+/// A read the responder took: its first response PSN and how many, and
+/// where its last replay began.
+struct ReadResource {
+    psn: Psn,
+    n: u32,
+    from: Psn,
+}
+
 /// The responder, as far as PSNs go.
 struct Responder {
     epsn: Psn,
     nak_sent: bool,
+    reads: Vec<ReadResource>,
 }
 
 impl Responder {
@@ -150,7 +160,11 @@ impl Responder {
             Request::Data { .. } if new => {}
             // A duplicate is acknowledged up to what arrived.
             Request::Data { .. } => out.push_back(Response::Ack(self.epsn + Psn::MASK)),
+            Request::Read { .. } if !new && !self.replay(psn, n) => {}
             Request::Read { len, .. } => {
+                if new {
+                    self.reads.push(ReadResource { psn, n, from: psn });
+                }
                 for i in 0..n {
                     let at = i * MTU;
                     let len = (len - at).min(MTU) as usize;
@@ -165,6 +179,26 @@ impl Responder {
             self.epsn = self.epsn + n;
             self.nak_sent = false;
         }
+    }
+
+    /// Whether a read asked again for `n` responses from `psn` is answered:
+    /// only within a read taken, and from no earlier than its last replay.
+    fn replay(&mut self, psn: Psn, n: u32) -> bool {
+        let Some(r) = self
+            .reads
+            .iter_mut()
+            .rev()
+            .find(|r| psn.distance_from(r.psn) < r.n)
+        else {
+            return false;
+        };
+        if psn.distance_from(r.psn) < r.from.distance_from(r.psn)
+            || psn.distance_from(r.psn) + n > r.n
+        {
+            return false;
+        }
+        r.from = psn;
+        true
     }
 }
 
@@ -204,6 +238,7 @@ pub fn check_window(data: &[u8]) -> bool {
     let mut responder = Responder {
         epsn: Psn::new(0),
         nak_sent: false,
+        reads: Vec::new(),
     };
     let (mut requests, mut responses) = (VecDeque::new(), VecDeque::new());
     let (mut next_id, mut completed) = (0, 0);
@@ -224,11 +259,12 @@ pub fn check_window(data: &[u8]) -> bool {
                     let track = Track::new(kind, length, MTU, w.next_psn());
                     let id = next_id;
                     next_id += 1;
+                    let placed = vec![false; track.npsn() as usize];
                     w.admit(Wr {
                         track,
                         id,
                         length,
-                        placed: 0,
+                        placed,
                     });
                 }
                 Next::Send(slot) => {
@@ -276,12 +312,15 @@ pub fn check_window(data: &[u8]) -> bool {
                 Response::Read { psn, len } if w.expects(psn) => {
                     match w.read_response(psn, len, MTU) {
                         ReadResponse::Ignore => {}
-                        ReadResponse::Place { slot, at, last } => {
+                        ReadResponse::Place { slot, n, at } => {
                             let e = w.get_mut(slot).unwrap();
-                            assert_eq!(at, e.placed as usize, "read {}", e.id);
-                            e.placed += len as u32;
-                            assert_eq!(last, e.placed == e.length);
-                            w.read_placed(slot, last, now);
+                            let i = n as usize;
+                            assert_eq!(at, i * MTU as usize, "read {}", e.id);
+                            assert!(!e.placed[i], "read {} response {n} placed twice", e.id);
+                            e.placed[i] = true;
+                            let end = (at + len) as u32;
+                            assert!(end == e.length || len == MTU as usize);
+                            w.read_placed(slot, n, now);
                         }
                         ReadResponse::Bad { slot } => panic!("bad response {psn:?} in {slot}"),
                     }
@@ -301,7 +340,7 @@ pub fn check_window(data: &[u8]) -> bool {
         }
         while let Some(e) = w.pop_done() {
             assert_eq!(e.id, completed, "completed out of order");
-            assert!(e.track.kind() != Kind::Read || e.placed == e.length);
+            assert!(e.track.kind() != Kind::Read || e.placed.iter().all(|&p| p));
             completed += 1;
         }
         if !moved {

@@ -90,20 +90,21 @@ pub(crate) fn receive_response(
     true
 }
 
-/// Places a read response's data, if it is the one the read expects next.
+/// Places a read response's data, if the read asked for it and has not got
+/// it yet.
 fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
     let mtu = qp.mtu(inner);
     let window = &mut inner.send.window;
     let payload = pkt.payload;
     match window.read_response(pkt.headers.bth.psn, payload.len(), mtu) {
         ReadResponse::Ignore => {}
-        ReadResponse::Place { slot, at, last } => {
+        ReadResponse::Place { slot, n, at } => {
             let placed = payload.is_empty()
                 || window
                     .get(slot)
                     .is_some_and(|e| e.local.scatter(at, payload).is_ok());
             if placed {
-                window.read_placed(slot, last, now);
+                window.read_placed(slot, n, now);
             } else {
                 fail(qp, inner, slot, WcStatus::BadRespErr);
             }

@@ -86,16 +86,86 @@ pub(crate) struct Track {
     sent: u32,
     /// Packets of a SEND or WRITE the peer acknowledged.
     acked: u32,
-    /// Read response packets received.
+    /// Read response packets received in order: all before this one.
     got: u32,
+    /// Read responses received from `got` on. Responses past a gap are
+    /// placed as they come.
+    ahead: Ahead,
     /// For a read, the response packets one request asks for: set when it
     /// is first sent, from the window then, and kept, so that a request
     /// sent again asks for part of one sent before, never more.
     chunk: u32,
-    /// A read asked again from this response, after a gap or a timeout:
-    /// until it moves on, a later response is no news.
-    asked_again: Option<u32>,
+    /// A read asked again for the responses before this one, after a gap
+    /// or a timeout: a gap before it is no news.
+    asked_again_to: u32,
+    /// The gap a read is asking again for, alone.
+    gap: Option<Gap>,
     done: bool,
+}
+
+/// Responses a read asks again for after a gap: the first ones missing,
+/// from `got` up to `end`, the next one received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Gap {
+    end: u32,
+    /// Where asking resumes once the gap has been asked for: the responses
+    /// asked for before it.
+    resume: u32,
+}
+
+/// Read responses from the first one missing on, as bits: bit `i` for
+/// response `got + i`. A request goes out while its PSN is within the
+/// window of the oldest unacknowledged one, and asks for at most
+/// [`READ_CHUNK`] responses, so every response asked for is fewer than
+/// `WINDOW + READ_CHUNK` past the first one missing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Ahead([u128; 2]);
+
+const _: () = assert!(WINDOW + READ_CHUNK <= Ahead::BITS);
+
+impl Ahead {
+    const BITS: u32 = 2 * u128::BITS;
+
+    fn get(&self, i: u32) -> bool {
+        i < Self::BITS && (self.0[(i / 128) as usize] >> (i % 128)) & 1 != 0
+    }
+
+    fn set(&mut self, i: u32) {
+        if i < Self::BITS {
+            self.0[(i / 128) as usize] |= 1 << (i % 128);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0 == [0, 0]
+    }
+
+    /// How many bits from bit 0 on are set.
+    fn leading_run(&self) -> u32 {
+        match self.0[0].trailing_ones() {
+            128 => 128 + self.0[1].trailing_ones(),
+            n => n,
+        }
+    }
+
+    /// How many bits from bit 0 on are clear.
+    fn leading_gap(&self) -> u32 {
+        match self.0[0].trailing_zeros() {
+            128 => 128 + self.0[1].trailing_zeros(),
+            n => n,
+        }
+    }
+
+    /// Drops the first `n` bits.
+    fn shift(&mut self, n: u32) {
+        let [lo, hi] = self.0;
+        self.0 = match n {
+            0 => return,
+            1..=127 => [(lo >> n) | (hi << (128 - n)), hi >> n],
+            128..=255 => [hi >> (n - 128), 0],
+            _ => [0, 0],
+        };
+    }
 }
 
 impl Track {
@@ -114,8 +184,10 @@ impl Track {
             sent: 0,
             acked: 0,
             got: 0,
+            ahead: Ahead::default(),
             chunk: 0,
-            asked_again: None,
+            asked_again_to: 0,
+            gap: None,
             done: false,
         }
     }
@@ -191,9 +263,45 @@ impl Track {
     /// part of what one earlier request asked for, never more, as responders
     /// expect. Nor less: the responder may have lost that earlier one and
     /// taken this one as new, and it must hold any request sent again after
-    /// it too.
+    /// it too. Except for a gap, which is asked for alone: a response after
+    /// it shows that the responder took the requests before.
     fn read_chunk(&self) -> u32 {
-        (self.chunk - self.sent % self.chunk).min(self.npsn - self.sent)
+        let chunk = (self.chunk - self.sent % self.chunk).min(self.npsn - self.sent);
+        match self.gap {
+            Some(gap) => chunk.min(gap.end.saturating_sub(self.sent)).max(1),
+            None => chunk,
+        }
+    }
+
+    /// Whether response `n` of a read has been received.
+    fn received(&self, n: u32) -> bool {
+        n < self.got || self.ahead.get(n - self.got)
+    }
+
+    /// Whether response `n` of a read may be tracked: see [`Ahead`].
+    fn trackable(&self, n: u32) -> bool {
+        n.wrapping_sub(self.got) < Ahead::BITS
+    }
+
+    /// Response `n` of a read was received.
+    fn receive(&mut self, n: u32) {
+        if !self.trackable(n) {
+            return;
+        }
+        self.ahead.set(n - self.got);
+        let run = self.ahead.leading_run();
+        self.got += run;
+        self.ahead.shift(run);
+        self.asked(self.got);
+    }
+
+    /// A read has asked for the responses before `n`, or has them.
+    fn asked(&mut self, n: u32) {
+        self.sent = self.sent.max(n);
+        if let Some(gap) = self.gap.filter(|g| self.sent >= g.end) {
+            self.sent = self.sent.max(gap.resume);
+            self.gap = None;
+        }
     }
 }
 
@@ -239,11 +347,11 @@ pub(crate) enum Timer {
 /// What a read response packet means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ReadResponse {
-    /// Nothing: not the next one, not asked for, or the read is done.
+    /// Nothing: not asked for, received before, or the read is done.
     Ignore,
-    /// The read in `slot` expects it: its payload goes at byte `at` of the
-    /// read's memory, then [`SendWindow::read_placed`].
-    Place { slot: u32, at: usize, last: bool },
+    /// The read in `slot` expects it, as its response `n`: its payload goes
+    /// at byte `at` of the read's memory, then [`SendWindow::read_placed`].
+    Place { slot: u32, n: u32, at: usize },
     /// The read in `slot` expects it but its length is wrong.
     Bad { slot: u32 },
 }
@@ -537,7 +645,11 @@ where
     /// sent.
     pub(crate) fn sent(&mut self, index: u32, p: NextPacket, rc: bool, now: u64) {
         let Some(t) = self.track(index) else { return };
-        t.sent += p.responses;
+        if t.kind == Kind::Read {
+            t.asked(t.sent + p.responses);
+        } else {
+            t.sent += p.responses;
+        }
         let end = t.next_psn();
         if !rc && t.sent >= t.npsn {
             t.done = true;

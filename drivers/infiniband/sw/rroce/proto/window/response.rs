@@ -105,7 +105,9 @@ where
     }
 
     /// A read response at `psn` with `len` bytes of payload, on a path of
-    /// `mtu` bytes: what to do with it.
+    /// `mtu` bytes: what to do with it. Any response asked for and not yet
+    /// received is taken, in any order, even one a rewind has since set to
+    /// ask for again.
     pub(crate) fn read_response(&mut self, psn: Psn, len: usize, mtu: u32) -> ReadResponse {
         let high = self.high;
         let Some(k) = self.find(psn) else {
@@ -114,46 +116,39 @@ where
         let Some(t) = self.track(k) else {
             return ReadResponse::Ignore;
         };
-        // Any response asked for is taken, even one a rewind has since set
-        // to ask for again.
-        let expected = t.first_psn + t.got;
-        if t.kind != Kind::Read || t.done || !expected.before(high) {
-            return ReadResponse::Ignore;
-        }
-        // Only the next response is taken. A later one means the next was
-        // lost: ask again from there at once, rather than after a transport
-        // timeout, as a sequence NAK does for writes; unless that was done.
-        if psn != expected {
-            if psn.after(expected) && t.asked_again != Some(t.got) {
-                self.lost();
-                self.rewind(expected);
-            }
+        let n = psn.distance_from(t.first_psn);
+        if t.kind != Kind::Read || t.done || !psn.before(high) || !t.trackable(n) || t.received(n) {
             return ReadResponse::Ignore;
         }
         // Each request's responses end with a Last, the read's last one
         // with its last byte; every other packet is full.
-        let at = (t.got * mtu) as usize;
+        let at = (n * mtu) as usize;
         let length = t.length as usize;
-        let last = at + len == length;
-        if (last || len == mtu as usize) && at + len <= length {
-            ReadResponse::Place { slot: k, at, last }
+        if (at + len == length || len == mtu as usize) && at + len <= length {
+            ReadResponse::Place { slot: k, n, at }
         } else {
             ReadResponse::Bad { slot: k }
         }
     }
 
-    /// The response [`SendWindow::read_response`] said to place in slot
-    /// `index` was placed, at `now`.
-    pub(crate) fn read_placed(&mut self, index: u32, last: bool, now: u64) {
+    /// Response `n` that [`SendWindow::read_response`] said to place in
+    /// slot `index` was placed, at `now`. If responses are missing before
+    /// others that arrived, the first ones missing were lost: ask again for
+    /// them at once, rather than after a transport timeout, as a sequence
+    /// NAK does for writes; unless that was done.
+    pub(crate) fn read_placed(&mut self, index: u32, n: u32, now: u64) {
         let Some(t) = self.track(index) else { return };
-        t.got += 1;
-        t.sent = t.sent.max(t.got);
-        if last {
+        t.receive(n);
+        if t.got >= t.npsn {
             t.done = true;
             t.acked = t.npsn;
         }
+        let gap = !t.done && !t.ahead.is_empty() && t.got >= t.asked_again_to && t.got < t.sent;
         self.ack_before(index);
         self.progress(now);
+        if gap {
+            self.ask_again_for_gap(index);
+        }
     }
 
     /// The slot of the request of `kind` (an atomic, or a FLUSH or ATOMIC

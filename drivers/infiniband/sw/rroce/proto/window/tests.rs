@@ -89,6 +89,14 @@ fn done(w: &mut Window) -> usize {
     core::iter::from_fn(|| w.pop_done()).count()
 }
 
+/// Places response `n` of the read in `slot`, which must be taken.
+fn place(w: &mut Window, slot: u32, n: u32) {
+    let first = w.get(slot).unwrap().as_ref().first_psn;
+    let r = w.read_response(first + n, MTU as usize, MTU);
+    assert!(matches!(r, ReadResponse::Place { slot: s, n: m, .. } if s == slot && m == n));
+    w.read_placed(slot, n, 1);
+}
+
 #[test]
 fn acks_complete_in_order() {
     let mut w = window(8);
@@ -285,11 +293,11 @@ fn read_responses_are_placed_in_order() {
     let sent = send_all(&mut w, 0);
     // One request for all three responses, asking for an ACK.
     assert_eq!(sent, [(0, true)]);
-    for (psn, len, last) in [(0, MTU, false), (1, MTU, false), (2, MTU - 100, true)] {
-        let at = (psn * MTU) as usize;
-        let r = w.read_response(Psn::new(psn), len as usize, MTU);
-        assert_eq!(r, ReadResponse::Place { slot, at, last });
-        w.read_placed(slot, last, 1);
+    for (n, len) in [(0, MTU), (1, MTU), (2, MTU - 100)] {
+        let at = (n * MTU) as usize;
+        let r = w.read_response(Psn::new(n), len as usize, MTU);
+        assert_eq!(r, ReadResponse::Place { slot, n, at });
+        w.read_placed(slot, n, 1);
     }
     assert_eq!(done(&mut w), 1);
 }
@@ -303,36 +311,123 @@ fn a_read_response_of_the_wrong_length_is_bad() {
     assert_eq!(r, ReadResponse::Bad { slot });
     // The last one may be short, but not longer than the read.
     let r = w.read_response(Psn::new(0), MTU as usize, MTU);
-    assert!(matches!(r, ReadResponse::Place { last: false, .. }));
-    w.read_placed(slot, false, 0);
+    assert!(matches!(r, ReadResponse::Place { n: 0, .. }));
+    w.read_placed(slot, 0, 0);
     let r = w.read_response(Psn::new(1), MTU as usize + 1, MTU);
     assert_eq!(r, ReadResponse::Bad { slot });
 }
 
 #[test]
-fn a_gap_in_read_responses_asks_again_once() {
+fn a_gap_in_read_responses_asks_again_for_the_gap_once() {
     let mut w = window(8);
     let slot = post(&mut w, Kind::Read, 8 * MTU);
     send_all(&mut w, 0);
-    let r = w.read_response(Psn::new(0), MTU as usize, MTU);
-    assert!(matches!(r, ReadResponse::Place { .. }));
-    w.read_placed(slot, false, 1);
-    // Response 1 lost: 2 shows it, and the read asks again from 1 for
-    // the rest of its chunk.
+    place(&mut w, slot, 0);
+    // Response 1 lost: 2 shows it. 2 is taken, and the read asks again
+    // for 1 alone.
+    place(&mut w, slot, 2);
+    let p = w.next_packet(slot).unwrap();
+    assert_eq!((p.psn.get(), p.responses), (1, 1));
+    assert_eq!(send_all(&mut w, 1), [(1, true)]);
+    assert_eq!(w.window, WINDOW / 2);
+    // The rest of the first answer is taken as it comes, and asks for
+    // nothing more; then 1 completes the read.
+    for n in 3..8 {
+        place(&mut w, slot, n);
+    }
+    assert_eq!(w.next_to_send(true, 16), Next::Take);
+    assert_eq!(done(&mut w), 0);
+    place(&mut w, slot, 1);
+    assert_eq!(done(&mut w), 1);
+}
+
+#[test]
+fn a_read_takes_every_response_it_asked_for() {
+    // The window lets a third chunk out once response 0 arrives: its
+    // responses reach 190 past the first one missing.
+    let mut w = window(8);
+    let slot = post(&mut w, Kind::Read, 300 * MTU);
+    assert_eq!(psns(&send_all(&mut w, 0)), [0, 64]);
+    place(&mut w, slot, 0);
+    assert_eq!(psns(&send_all(&mut w, 1)), [128]);
+    place(&mut w, slot, 191);
+    // The gap from 1 is asked for up to the end of its chunk.
+    let p = w.next_packet(slot).unwrap();
+    assert_eq!((p.psn.get(), p.responses), (1, 63));
+}
+
+#[test]
+fn ahead_keeps_256_responses() {
+    let mut a = Ahead::default();
+    for i in [0, 1, 2, 127, 128, 200, 255] {
+        a.set(i);
+    }
+    a.set(256);
+    assert_eq!((a.leading_run(), a.leading_gap()), (3, 0));
+    a.shift(3);
+    assert_eq!(a.leading_gap(), 124);
+    assert!(a.get(124) && a.get(125) && a.get(197) && a.get(252) && !a.get(253));
+    a.shift(125);
+    assert_eq!(a.leading_run(), 1);
+    a.shift(1);
+    assert_eq!(a.leading_gap(), 71);
+    assert!(a.get(126) && !a.get(127));
+    a.shift(200);
+    assert!(a.is_empty());
+}
+
+#[test]
+fn read_gaps_are_asked_for_in_order() {
+    let mut w = window(8);
+    let slot = post(&mut w, Kind::Read, 16 * MTU);
+    send_all(&mut w, 0);
+    // 1 and 6 lost; a response is taken once.
+    for n in [0, 2, 3, 4, 5, 7, 8] {
+        place(&mut w, slot, n);
+    }
+    assert_eq!(
+        w.read_response(Psn::new(7), MTU as usize, MTU),
+        ReadResponse::Ignore
+    );
+    // Only the first gap is asked for: the C rxe, once it has replayed a
+    // read from some point, refuses to read from before it.
+    assert_eq!(send_all(&mut w, 1), [(1, true)]);
+    place(&mut w, slot, 1);
+    // The second gap is the first now.
+    let p = w.next_packet(slot).unwrap();
+    assert_eq!((p.psn.get(), p.responses), (6, 1));
+    assert_eq!(send_all(&mut w, 1), [(6, true)]);
+    for n in [6, 9, 10, 11, 12, 13, 14, 15] {
+        place(&mut w, slot, n);
+    }
+    assert_eq!(send_all(&mut w, 2), []);
+    assert_eq!(done(&mut w), 1);
+}
+
+#[test]
+fn a_timeout_asks_again_for_the_rest_of_the_chunk() {
+    let mut w = window(8);
+    let slot = post(&mut w, Kind::Read, 8 * MTU);
+    send_all(&mut w, 0);
+    place(&mut w, slot, 0);
+    place(&mut w, slot, 2);
+    assert_eq!(send_all(&mut w, 1), [(1, true)]);
+    // The gap's answer lost too: the timeout asks for all of the rest,
+    // as the responder may not hold the request any more; what comes
+    // again is taken once.
+    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(w.tick(2 + limit, 14, 7, &Ms), Timer::Retry);
+    let p = w.next_packet(slot).unwrap();
+    assert_eq!((p.psn.get(), p.responses), (1, 7));
+    assert_eq!(send_all(&mut w, 3 + limit), [(1, true)]);
+    place(&mut w, slot, 1);
     assert_eq!(
         w.read_response(Psn::new(2), MTU as usize, MTU),
         ReadResponse::Ignore
     );
-    let p = w.next_packet(slot).unwrap();
-    assert_eq!((p.psn.get(), p.responses), (1, 7));
-    assert_eq!(send_all(&mut w, 1), [(1, true)]);
-    // The rest of the first answer tells nothing new.
-    for psn in 3..8 {
-        let r = w.read_response(Psn::new(psn), MTU as usize, MTU);
-        assert_eq!(r, ReadResponse::Ignore);
-    }
-    assert_eq!(w.next_to_send(true, 16), Next::Take);
-    assert_eq!(w.window, WINDOW / 2);
+    // Another gap in what comes again is the timeout's to ask for.
+    place(&mut w, slot, 4);
+    assert_eq!(send_all(&mut w, 4 + limit), []);
 }
 
 #[test]
@@ -343,12 +438,8 @@ fn a_read_asked_again_keeps_its_chunks() {
     let asks: Vec<_> = send_all(&mut w, 0).iter().map(|&(psn, _)| psn).collect();
     // Two requests fill the window.
     assert_eq!(asks, [0, 64]);
-    for psn in 0..10 {
-        assert!(matches!(
-            w.read_response(Psn::new(psn), MTU as usize, MTU),
-            ReadResponse::Place { .. }
-        ));
-        w.read_placed(slot, false, 1);
+    for n in 0..10 {
+        place(&mut w, slot, n);
     }
     // A timeout asks again from response 10 for the rest of the first
     // chunk only, never across into the second.
@@ -432,9 +523,9 @@ fn an_ack_does_not_pass_an_unanswered_read() {
     assert!(w.reads_pending());
     assert!(matches!(
         w.read_response(Psn::new(1), MTU as usize, MTU),
-        ReadResponse::Place { last: true, .. }
+        ReadResponse::Place { slot: 1, n: 0, .. }
     ));
-    w.read_placed(1, true, 2);
+    w.read_placed(1, 0, 2);
     assert!(!w.reads_pending());
     assert_eq!(done(&mut w), 1);
     w.ack(Psn::new(2), 3);
@@ -444,25 +535,16 @@ fn an_ack_does_not_pass_an_unanswered_read() {
 #[test]
 fn a_rewind_never_moves_the_sender_forward() {
     let mut w = window(8);
-    post(&mut w, Kind::Read, 2 * MTU);
+    let first = post(&mut w, Kind::Read, 2 * MTU);
     let later = post(&mut w, Kind::Read, 4 * MTU);
     assert_eq!(psns(&send_all(&mut w, 0)), [2]);
-    // The first read's first response is lost: it asks again.
-    assert_eq!(
-        w.read_response(Psn::new(1), MTU as usize, MTU),
-        ReadResponse::Ignore
-    );
+    // The first read's first response is lost: its second shows it, and
+    // it asks again.
+    place(&mut w, first, 1);
     // Meanwhile the later read's responses arrive, with a gap.
-    assert!(matches!(
-        w.read_response(Psn::new(2), MTU as usize, MTU),
-        ReadResponse::Place { .. }
-    ));
-    w.read_placed(later, false, 1);
+    place(&mut w, later, 0);
     assert_eq!(done(&mut w), 0);
-    assert_eq!(
-        w.read_response(Psn::new(4), MTU as usize, MTU),
-        ReadResponse::Ignore
-    );
+    place(&mut w, later, 2);
     // Both ask again, the first one first.
     assert_eq!(psns(&send_all(&mut w, 1)), [0, 3]);
 }

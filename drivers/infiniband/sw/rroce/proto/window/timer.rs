@@ -4,7 +4,9 @@
 //! the peer is silent or has asked to wait.
 
 use super::super::psn::Psn;
-use super::{Clock, Kind, SendWindow, Timer, Track, MAX_BACKOFF, MAX_RTT_TIMEOUT_US, MIN_WINDOW};
+use super::{
+    Clock, Gap, Kind, SendWindow, Timer, Track, MAX_BACKOFF, MAX_RTT_TIMEOUT_US, MIN_WINDOW,
+};
 use core::ops::DerefMut;
 
 /// The transport timeout of a QP's `timeout` code, 4.096 us * 2^timeout, in
@@ -38,12 +40,15 @@ where
         while i != self.next {
             if let Some(t) = self.track(i) {
                 if t.kind == Kind::Read {
-                    // What arrived stays placed. Asking for it again could
-                    // even fail: the C rxe, having replayed a read from
-                    // some point, refuses to read from before it.
+                    // What arrived in order stays placed. Asking for it
+                    // again could even fail: the C rxe, having replayed a
+                    // read from some point, refuses to read from before it.
+                    // What arrived past a gap is asked for again, as the
+                    // rest of each chunk.
+                    let asked = t.gap.take().map_or(t.sent, |g| g.resume.max(t.sent));
                     t.sent = t.got;
                     if (t.first_psn + t.got).before(high) {
-                        t.asked_again = Some(t.got);
+                        t.asked_again_to = asked;
                     }
                 } else if i == k && t.kind != Kind::Atomic {
                     t.sent = psn.distance_from(t.first_psn);
@@ -61,6 +66,26 @@ where
             self.cur = k;
         }
         self.update_una();
+    }
+
+    /// Asks again for the responses of the read in slot `index` from the
+    /// first one missing up to the next one received, alone; then goes on
+    /// where it was.
+    pub(super) fn ask_again_for_gap(&mut self, index: u32) {
+        let Some(t) = self.track(index) else { return };
+        let end = t.got + t.ahead.leading_gap();
+        t.gap = Some(Gap {
+            end,
+            resume: t.sent,
+        });
+        t.sent = t.got;
+        t.asked_again_to = end;
+        self.lost();
+        self.rtt.resent();
+        let ring = self.ring;
+        if ring.count(index, self.head) < ring.count(self.cur, self.head) {
+            self.cur = index;
+        }
     }
 
     /// Sends again, as of `now`, from the oldest packet not acknowledged.
