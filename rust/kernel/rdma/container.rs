@@ -26,6 +26,14 @@ use kernel::{
 /// How many packets the receive work handles before it yields the CPU.
 const RX_BUDGET: usize = 64;
 
+/// How long, in microseconds, the receive work may go on without emptying
+/// its queue on the high-priority workers; then it goes on on the ordinary
+/// ones, as softirq hands over to ksoftirqd after 2 ms. On one CPU, a
+/// device that sends to itself keeps its work busy for as long as the
+/// traffic lasts, and the work at nice -20 left an RCU grace-period
+/// kthread starved for 65 s on the debug kernel.
+const RX_URGENT_USECS: u32 = 2000;
+
 /// How many packets a [`LocalRxPlug`] going may find waiting and still
 /// handle itself: a longer burst is the receive work's, on its
 /// high-priority workers, not CPU time of the sender.
@@ -49,6 +57,9 @@ pub(super) struct Container<T: Driver> {
     /// a [`LocalRxPlug`] going; under its lock. One at a time, so that they
     /// are handled in the order they arrived.
     pub(super) rx_busy: Opaque<bool>,
+    /// When the receive work began to run without emptying the queue, in
+    /// jiffies; 0 once it has emptied it. Under `rx_queue`'s lock.
+    pub(super) rx_busy_since: Opaque<usize>,
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
@@ -82,7 +93,10 @@ impl<T: Driver> Container<T> {
             c.rx_handle(dev);
             if c.rx_release(0) {
                 // More to do: yield, and come back.
-                dev.wake_rx();
+                let urgent = c.rx_still_urgent();
+                dev.queue_rx(urgent);
+            } else {
+                c.rx_emptied();
             }
         }
     }
@@ -193,6 +207,38 @@ impl<T: Driver> Container<T> {
         }
     }
 
+    /// Whether the receive work, which left packets waiting, has not yet
+    /// been at it for [`RX_URGENT_USECS`] without a break.
+    fn rx_still_urgent(&self) -> bool {
+        let queue = self.rx_queue.get();
+        // SAFETY: The queue was initialised with the device, and
+        // `rx_busy_since` is only accessed under its lock. Reading
+        // `jiffies` and converting microseconds have no precondition.
+        unsafe {
+            let now = bindings::rroce_jiffies();
+            let limit = bindings::rroce_usecs_to_jiffies(RX_URGENT_USECS);
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            let since = &mut *self.rx_busy_since.get();
+            if *since == 0 {
+                *since = now;
+            }
+            let urgent = now.wrapping_sub(*since) < limit;
+            bindings::rroce_skb_queue_unlock(queue, flags);
+            urgent
+        }
+    }
+
+    /// The receive work emptied the queue: it is urgent again.
+    fn rx_emptied(&self) {
+        let queue = self.rx_queue.get();
+        // SAFETY: As in `rx_still_urgent`.
+        unsafe {
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            *self.rx_busy_since.get() = 0;
+            bindings::rroce_skb_queue_unlock(queue, flags);
+        }
+    }
+
     /// Hands up to [`RX_BUDGET`] packets to the driver, in order; the
     /// caller has claimed the queue.
     fn rx_handle(&self, dev: &Device<T>) {
@@ -298,18 +344,23 @@ impl<T: Driver> Device<T> {
     /// few ([`RX_INLINE`]) and the receive work is not at it, the guard
     /// hands them to [`Driver::receive`] itself, with the answers they draw
     /// (up to [`RX_BUDGET`]): a small doorbell whose packets stay on the
-    /// device then costs no switch of context, as the C rxe's loopback
-    /// does. So only take it in process context, holding no lock that
-    /// [`Driver::receive`] may take.
+    /// device then costs no switch of context. So only take it in process
+    /// context, holding no lock that [`Driver::receive`] may take.
     pub(crate) fn plug_local_rx(&self) -> LocalRxPlug<'_, T> {
         self.container().rx_plug(1);
         LocalRxPlug(self)
     }
 
+    /// Queues the receive work on the high-priority workers, unless it is
+    /// already queued.
     fn wake_rx(&self) {
+        self.queue_rx(true);
+    }
+
+    fn queue_rx(&self, urgent: bool) {
         // SAFETY: The work was initialised with the device and is cancelled
         // before it is freed.
-        unsafe { bindings::rroce_queue_work(self.container().rx_work.get()) };
+        unsafe { bindings::rroce_queue_rx_work(self.container().rx_work.get(), urgent) };
     }
 
     /// The receive clock, in jiffies: the time up to which every packet
