@@ -77,7 +77,7 @@ load_rroce && rdma link add rroce0 type rroce netdev eth0 && traffic rroce0 "$RR
 	moving rroce0
 ktap_result $? "rroce0: a pingpong and ib_write_bw running"
 start=$SECONDS
-rdma link delete rroce0 && all_exit 30
+rdma link delete rroce0 && all_exit $((30 * SLOWDOWN))
 ktap_result $? "rdma link delete rroce0 under traffic: the processes exited ($((SECONDS - start)) s)"
 rmmod rroce
 ktap_result $? "rmmod rroce"
@@ -89,7 +89,7 @@ ip link add rrveth0 type veth peer name rrveth1 &&
 	traffic rroce1 10.99.0.1 && moving rroce1
 ktap_result $? "rroce1 on a veth: a pingpong and ib_write_bw running"
 start=$SECONDS
-ip link delete rrveth0 && all_exit 30
+ip link delete rrveth0 && all_exit $((30 * SLOWDOWN))
 ktap_result $? "the veth deleted under traffic: the processes exited ($((SECONDS - start)) s)"
 for i in $(seq 50); do rdma link show rroce1/1 >/dev/null 2>&1 || break; sleep 0.2; done
 ! rdma link show rroce1/1 >/dev/null 2>&1
@@ -99,14 +99,14 @@ ktap_result $? "rroce1 went with its netdev"
 rdma link add rroce0 type rroce netdev eth0 && traffic rroce0 "$RROCE_IP4" && moving rroce0
 ktap_result $? "rroce0 again: a pingpong and ib_write_bw running"
 start=$SECONDS
-timeout 60 rmmod rroce && all_exit 30
+timeout $((60 * SLOWDOWN)) rmmod rroce && all_exit $((30 * SLOWDOWN))
 ktap_result $? "rmmod rroce under traffic: unloaded, the processes exited ($((SECONDS - start)) s)"
 
 # A fresh start works.
 load_rroce && rdma link add rroce0 type rroce netdev eth0 && gid=$(gid_index rroce0 "$RROCE_IP4") &&
-	{ timeout 60 ibv_rc_pingpong -d rroce0 -g "$gid" -p $PP_PORT -n 100 -c >/tmp/pp.s 2>&1 & } &&
+	{ timeout $((60 * SLOWDOWN)) ibv_rc_pingpong -d rroce0 -g "$gid" -p $PP_PORT -n 100 -c >/tmp/pp.s 2>&1 & } &&
 	wait_listen $PP_PORT &&
-	run timeout 60 ibv_rc_pingpong -d rroce0 -g "$gid" -p $PP_PORT -n 100 -c 127.0.0.1 &&
+	run timeout $((60 * SLOWDOWN)) ibv_rc_pingpong -d rroce0 -g "$gid" -p $PP_PORT -n 100 -c 127.0.0.1 &&
 	wait $! && grep -q 'iters in' <<<"$RUN_OUTPUT"
 ktap_result $? "reloaded: a fresh rroce0 carries a pingpong"
 rdma link delete rroce0 && rmmod rroce
