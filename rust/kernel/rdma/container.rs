@@ -47,23 +47,29 @@ pub(super) struct Container<T: Driver> {
     /// Received packets waiting for `rx_work`, each stamped with the
     /// jiffies it arrived at.
     pub(super) rx_queue: Opaque<bindings::sk_buff_head>,
-    /// The stamp of the packet `rx_work` is handling, 0 between packets;
-    /// under `rx_queue`'s lock.
-    pub(super) rx_handling: Opaque<usize>,
-    /// How many [`LocalRxPlug`]s hold the receive work back from the
-    /// device's packets to itself; under `rx_queue`'s lock.
-    pub(super) rx_plugged: Opaque<usize>,
-    /// Whether packets are being taken from `rx_queue`, by `rx_work` or by
-    /// a [`LocalRxPlug`] going; under its lock. One at a time, so that they
-    /// are handled in the order they arrived.
-    pub(super) rx_busy: Opaque<bool>,
-    /// When the receive work began to run without emptying the queue, in
-    /// jiffies; 0 once it has emptied it. Under `rx_queue`'s lock.
-    pub(super) rx_busy_since: Opaque<usize>,
+    /// How far `rx_queue` has been taken; under its lock.
+    pub(super) rx_state: Opaque<RxState>,
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
     pub(super) data: T,
+}
+
+/// How far the receive queue's packets have been taken. All zero, as the
+/// device is allocated, is the state of a new device.
+pub(super) struct RxState {
+    /// The stamp of the packet being handled, 0 between packets.
+    handling: usize,
+    /// How many [`LocalRxPlug`]s hold the receive work back from the
+    /// device's packets to itself.
+    plugged: usize,
+    /// Whether packets are being taken from the queue, by `rx_work` or by
+    /// a [`LocalRxPlug`] going. One at a time, so that they are handled in
+    /// the order they arrived.
+    busy: bool,
+    /// When the receive work began to run without the queue emptying, in
+    /// jiffies; 0 once it has.
+    busy_since: usize,
 }
 
 impl<T: Driver> Container<T> {
@@ -95,8 +101,6 @@ impl<T: Driver> Container<T> {
                 // More to do: yield, and come back.
                 let urgent = c.rx_still_urgent();
                 dev.queue_rx(urgent);
-            } else {
-                c.rx_emptied();
             }
         }
     }
@@ -134,22 +138,38 @@ impl<T: Driver> Container<T> {
 }
 
 /// The receive queue. Each packet is stamped with the jiffies it arrived at,
-/// and the one being handled leaves its stamp in `rx_handling`, so that
-/// [`Device::rx_clock`] can tell how far handling has come.
+/// and the one being handled leaves its stamp in [`RxState::handling`], so
+/// that [`Device::rx_clock`] can tell how far handling has come.
 impl<T: Driver> Container<T> {
+    /// Runs `f` on the receive state and the number of packets waiting,
+    /// under the queue's lock.
+    fn rx_locked<R>(&self, f: impl FnOnce(&mut RxState, u32) -> R) -> R {
+        let queue = self.rx_queue.get();
+        // SAFETY: The queue was initialised with the device, and its state
+        // is only accessed under its lock; zeroed, as allocated, it is
+        // valid.
+        unsafe {
+            let flags = bindings::rroce_skb_queue_lock(queue);
+            let queued = bindings::rroce_skb_queue_len_lockless(queue);
+            let r = f(&mut *self.rx_state.get(), queued);
+            bindings::rroce_skb_queue_unlock(queue, flags);
+            r
+        }
+    }
+
     /// Queues `skb`; returns whether a [`LocalRxPlug`] is held.
     fn rx_enqueue(&self, skb: SkBuff) -> bool {
         let queue = self.rx_queue.get();
         let skb = skb.into_raw();
         // SAFETY: The queue was initialised with the device; the skb's
         // control block is ours (the UDP tunnel handed it over, or we built
-        // it), and the queue takes the skb. `rx_plugged` is only accessed
+        // it), and the queue takes the skb. `rx_state` is only accessed
         // under the queue's lock.
         unsafe {
             *bindings::rroce_skb_stamp(skb) = bindings::rroce_jiffies();
             let flags = bindings::rroce_skb_queue_lock(queue);
             bindings::rroce___skb_queue_tail(queue, skb);
-            let plugged = *self.rx_plugged.get() > 0;
+            let plugged = (*self.rx_state.get()).plugged > 0;
             bindings::rroce_skb_queue_unlock(queue, flags);
             plugged
         }
@@ -158,85 +178,55 @@ impl<T: Driver> Container<T> {
     /// Adds `delta` to the plugs held; returns whether, after it, none is
     /// held, nothing takes packets and some wait.
     fn rx_plug(&self, delta: isize) -> bool {
-        let queue = self.rx_queue.get();
-        // SAFETY: As in `rx_enqueue`.
-        unsafe {
-            let flags = bindings::rroce_skb_queue_lock(queue);
-            let plugged = &mut *self.rx_plugged.get();
-            *plugged = plugged.wrapping_add_signed(delta);
-            let waiting = *plugged == 0
-                && !*self.rx_busy.get()
-                && bindings::rroce_skb_queue_len_lockless(queue) > 0;
-            bindings::rroce_skb_queue_unlock(queue, flags);
-            waiting
-        }
+        self.rx_locked(|rx, queued| {
+            rx.plugged = rx.plugged.wrapping_add_signed(delta);
+            rx.plugged == 0 && !rx.busy && queued > 0
+        })
     }
 
     /// Takes the right to take packets, if no one has it and at most
     /// `most` wait.
     fn rx_claim(&self, most: u32) -> bool {
-        let queue = self.rx_queue.get();
-        // SAFETY: The queue was initialised with the device, and `rx_busy`
-        // is only accessed under its lock.
-        unsafe {
-            let flags = bindings::rroce_skb_queue_lock(queue);
-            let busy = &mut *self.rx_busy.get();
-            let claimed = !*busy && bindings::rroce_skb_queue_len_lockless(queue) <= most;
-            *busy |= claimed;
-            bindings::rroce_skb_queue_unlock(queue, flags);
+        self.rx_locked(|rx, queued| {
+            let claimed = !rx.busy && queued <= most;
+            rx.busy |= claimed;
             claimed
-        }
+        })
     }
 
     /// Gives the right to take packets back, adding `plug` to the plugs
     /// held; returns whether packets wait. The receive work that found it
-    /// taken meanwhile has gone, so they need it woken.
+    /// taken meanwhile has gone, so they need it woken. If none wait, the
+    /// receive work is urgent again.
     fn rx_release(&self, plug: isize) -> bool {
-        let queue = self.rx_queue.get();
-        // SAFETY: The queue was initialised with the device; the fields are
-        // only accessed under its lock.
-        unsafe {
-            let flags = bindings::rroce_skb_queue_lock(queue);
-            *self.rx_busy.get() = false;
-            *self.rx_handling.get() = 0;
-            let plugged = &mut *self.rx_plugged.get();
-            *plugged = plugged.wrapping_add_signed(plug);
-            let waiting = bindings::rroce_skb_queue_len_lockless(queue) > 0;
-            bindings::rroce_skb_queue_unlock(queue, flags);
-            waiting
-        }
+        self.rx_locked(|rx, queued| {
+            rx.busy = false;
+            rx.handling = 0;
+            rx.plugged = rx.plugged.wrapping_add_signed(plug);
+            if queued == 0 {
+                rx.busy_since = 0;
+            }
+            queued > 0
+        })
     }
 
     /// Whether the receive work, which left packets waiting, has not yet
     /// been at it for [`RX_URGENT_USECS`] without a break.
     fn rx_still_urgent(&self) -> bool {
-        let queue = self.rx_queue.get();
-        // SAFETY: The queue was initialised with the device, and
-        // `rx_busy_since` is only accessed under its lock. Reading
-        // `jiffies` and converting microseconds have no precondition.
-        unsafe {
-            let now = bindings::rroce_jiffies();
-            let limit = bindings::rroce_usecs_to_jiffies(RX_URGENT_USECS);
-            let flags = bindings::rroce_skb_queue_lock(queue);
-            let since = &mut *self.rx_busy_since.get();
-            if *since == 0 {
-                *since = now;
+        // SAFETY: Reading `jiffies` and converting microseconds have no
+        // precondition.
+        let (now, limit) = unsafe {
+            (
+                bindings::rroce_jiffies(),
+                bindings::rroce_usecs_to_jiffies(RX_URGENT_USECS),
+            )
+        };
+        self.rx_locked(|rx, _| {
+            if rx.busy_since == 0 {
+                rx.busy_since = now;
             }
-            let urgent = now.wrapping_sub(*since) < limit;
-            bindings::rroce_skb_queue_unlock(queue, flags);
-            urgent
-        }
-    }
-
-    /// The receive work emptied the queue: it is urgent again.
-    fn rx_emptied(&self) {
-        let queue = self.rx_queue.get();
-        // SAFETY: As in `rx_still_urgent`.
-        unsafe {
-            let flags = bindings::rroce_skb_queue_lock(queue);
-            *self.rx_busy_since.get() = 0;
-            bindings::rroce_skb_queue_unlock(queue, flags);
-        }
+            now.wrapping_sub(rx.busy_since) < limit
+        })
     }
 
     /// Hands up to [`RX_BUDGET`] packets to the driver, in order; the
@@ -258,11 +248,11 @@ impl<T: Driver> Container<T> {
     fn rx_dequeue(&self) -> Option<SkBuff> {
         let queue = self.rx_queue.get();
         // SAFETY: The queue was initialised with the device, and
-        // `rx_handling` is only accessed under its lock.
+        // `rx_state` is only accessed under its lock.
         unsafe {
             let flags = bindings::rroce_skb_queue_lock(queue);
             let skb = bindings::rroce___skb_dequeue(queue);
-            *self.rx_handling.get() = if skb.is_null() {
+            (*self.rx_state.get()).handling = if skb.is_null() {
                 0
             } else {
                 *bindings::rroce_skb_stamp(skb)
@@ -281,7 +271,7 @@ impl<T: Driver> Container<T> {
         // lock is held.
         unsafe {
             let flags = bindings::rroce_skb_queue_lock(queue);
-            let handling = *self.rx_handling.get();
+            let handling = (*self.rx_state.get()).handling;
             let oldest = bindings::rroce_skb_peek(queue);
             let stamp = if handling != 0 {
                 handling
