@@ -13,17 +13,6 @@ pub(crate) mod udp_tunnel;
 
 use self::route::RouteCache;
 
-/// Runs `f` under the RTNL lock, which serialises changes to network
-/// devices. The caller must not hold it.
-pub(crate) fn with_rtnl<R>(f: impl FnOnce() -> R) -> R {
-    // SAFETY: Any sleeping context may take RTNL; the caller holds none.
-    unsafe { bindings::rtnl_lock() };
-    let result = f();
-    // SAFETY: Taken above.
-    unsafe { bindings::rtnl_unlock() };
-    result
-}
-
 use crate::bindings;
 use crate::kernel_ext::fill::Fill;
 use core::{
@@ -37,6 +26,17 @@ use kernel::{
     prelude::*,
     types::{ARef, AlwaysRefCounted, Opaque},
 };
+
+/// Runs `f` under the RTNL lock, which serialises changes to network
+/// devices. The caller must not hold it.
+pub(crate) fn with_rtnl<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: Any sleeping context may take RTNL; the caller holds none.
+    unsafe { bindings::rtnl_lock() };
+    let result = f();
+    // SAFETY: Taken above.
+    unsafe { bindings::rtnl_unlock() };
+    result
+}
 
 /// A network device (`struct net_device`), borrowed.
 ///
