@@ -77,9 +77,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Arms the CQ to signal its next completion (`solicited_only`: only
     /// the next solicited one); returns whether completions are waiting.
     fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result<bool>;
-    /// A kernel CQ's completions, into `out`; returns how many. Callable in
-    /// any context.
-    fn poll_cq(cq: &Self::Cq, out: &mut [KernelWc]) -> usize;
+    /// Hands up to `max` of a kernel CQ's completions to `take`, oldest
+    /// first; returns how many. Callable in any context.
+    fn poll_cq(cq: &Self::Cq, max: usize, take: impl FnMut(&KernelWc)) -> usize;
     /// Registers user memory; returns the MR's data and its keys.
     fn reg_user_mr(
         dev: &Device<Self>,
@@ -180,6 +180,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The device is being removed; its users' rings are still mapped, and
     /// uverbs takes them away when this returns.
     fn removing(_dev: &Device<Self>) {}
+    /// The device's work, queued by [`Device::kick`], runs, in process
+    /// context.
+    fn kicked(dev: &Device<Self>);
     /// The device's timer, armed by [`Device::arm_tick`], fired.
     fn tick(dev: &Device<Self>);
 }

@@ -13,6 +13,7 @@ use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     crc32::Crc32,
     fill::Fill,
+    llist::AtomicQueue,
     msleep,
     net::{namespace::Net, NetDevice, SkBuff},
     rdma::{
@@ -79,6 +80,9 @@ pub(crate) struct RroceDevice {
     guid: [u8; 8],
     /// Seals and checks the ICRC.
     crc: Crc32,
+    /// The numbers of the kernel QPs posted to since they last ran, for
+    /// the device's work.
+    kicked: AtomicQueue<u32>,
 }
 
 /// The registry of rroce devices, reachable from `rdma link add`.
@@ -302,8 +306,8 @@ impl Driver for RroceDevice {
         Ok(cq.request_notify(solicited_only))
     }
 
-    fn poll_cq(cq: &Cq, out: &mut [KernelWc]) -> usize {
-        cq.poll(out)
+    fn poll_cq(cq: &Cq, max: usize, take: impl FnMut(&KernelWc)) -> usize {
+        cq.poll(max, take)
     }
 
     fn reg_user_mr(dev: &Device<Self>, pd: &PdNum, region: &UserRegion) -> Result<(Mr, MrKeys)> {
@@ -482,6 +486,15 @@ impl Driver for RroceDevice {
         }
     }
 
+    fn kicked(dev: &Device<Self>) {
+        let data = dev.data();
+        data.kicked.drain(|qpn| {
+            if let Some(qp) = data.qps().get(qpn) {
+                qp.run_kicked(dev);
+            }
+        });
+    }
+
     fn tick(dev: &Device<Self>) {
         // A snapshot, so no QP lock is taken under the map's lock.
         let Ok(qps) = dev.data().qps().snapshot() else {
@@ -523,8 +536,15 @@ impl Services for Device<RroceDevice> {
         xmit::send(self, &self.data().crc, av, flow, headers, payload_len, fill)
     }
 
-    fn kick(&self) {
-        Device::kick(self);
+    fn kick(&self, qpn: u32) -> Result {
+        let listed = self.data().kicked.push(qpn, GFP_ATOMIC);
+        if listed.is_ok() {
+            Device::kick(self);
+        } else {
+            // The timer runs every kernel QP.
+            self.tick_now();
+        }
+        listed
     }
 
     fn arm_tick(&self, usecs: u32) {
@@ -577,6 +597,7 @@ impl NewLink for RroceDevice {
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,
                 crc: Crc32::new(),
+                kicked: AtomicQueue::new(),
             }),
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());
