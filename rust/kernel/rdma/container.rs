@@ -247,13 +247,19 @@ impl<T: Driver> Container<T> {
     /// caller has claimed the queue.
     fn rx_handle(&self, dev: &Device<T>) {
         for _ in 0..RX_BUDGET {
-            let Some(mut skb) = self.rx_dequeue() else {
+            let Some(mut skb) = self.rx_dequeue().or_else(|| {
+                // The burst is over: what the driver left for its end goes
+                // now, and what that sends to this device belongs to it.
+                T::received(dev);
+                self.rx_dequeue()
+            }) else {
                 return;
             };
             if skb.linearize().is_ok() {
                 T::receive(dev, skb);
             }
         }
+        T::received(dev);
     }
 
     /// Takes the oldest packet and, under the same lock, records its stamp

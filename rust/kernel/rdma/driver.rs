@@ -174,6 +174,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// receive work, or a doorbell, see [`Device::plug_local_rx`]); `skb`
     /// is linear and its data starts at the UDP header.
     fn receive(dev: &Device<Self>, skb: SkBuff);
+    /// The burst of packets handed to [`Driver::receive`] one after another
+    /// ended: what it left for the end goes now.
+    fn received(_dev: &Device<Self>) {}
     /// A received packet was dropped because [`Driver::RX_BACKLOG`] were
     /// waiting. Called in softirq context.
     fn rx_dropped(_dev: &Device<Self>) {}

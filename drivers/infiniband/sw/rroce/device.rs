@@ -83,7 +83,14 @@ pub(crate) struct RroceDevice {
     /// The numbers of the kernel QPs posted to since they last ran, for
     /// the device's work.
     kicked: AtomicQueue<u32>,
+    /// The QP that owes its peer an ACK, to be sent when the burst of
+    /// packets being received ends, or [`NO_QP`]. Only the one receiving
+    /// packets uses it.
+    ack_owed: AtomicU32,
 }
+
+/// No QP has this number (they have 24 bits).
+const NO_QP: u32 = u32::MAX;
 
 /// The registry of rroce devices, reachable from `rdma link add`.
 static DEVICES: Global<RroceDevice> = Global::new();
@@ -461,9 +468,25 @@ impl Driver for RroceDevice {
             }
             return;
         }
-        match data.qps().get(dest_qpn) {
-            Some(qp) => qp.receive(dev, &pkt, ip),
-            None => data.count(Counter::DropUnknownQp),
+        let Some(qp) = data.qps().get(dest_qpn) else {
+            return data.count(Counter::DropUnknownQp);
+        };
+        // One QP owes an ACK at a time: another's is sent first.
+        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn {
+            Self::received(dev);
+        }
+        if qp.receive(dev, &pkt, ip) {
+            data.ack_owed.store(dest_qpn, Ordering::Relaxed);
+        }
+    }
+
+    fn received(dev: &Device<Self>) {
+        let data = dev.data();
+        let owed = data.ack_owed.swap(NO_QP, Ordering::Relaxed);
+        if owed != NO_QP {
+            if let Some(qp) = data.qps().get(owed) {
+                qp.send_owed_ack(dev);
+            }
         }
     }
 
@@ -598,6 +621,7 @@ impl NewLink for RroceDevice {
                 guid,
                 crc: Crc32::new(),
                 kicked: AtomicQueue::new(),
+                ack_owed: AtomicU32::new(NO_QP),
             }),
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());

@@ -339,12 +339,13 @@ impl QpCore {
         }
     }
 
-    /// Handles a packet for this QP.
-    pub(crate) fn receive(&self, dev: &impl Services, pkt: &Packet<'_>, ip: &[u8]) {
+    /// Handles a packet for this QP; returns whether the QP owes its peer
+    /// an ACK, for [`QpCore::send_owed_ack`] at the end of the burst.
+    pub(crate) fn receive(&self, dev: &impl Services, pkt: &Packet<'_>, ip: &[u8]) -> bool {
         let mut inner = self.inner.lock();
         let Some(inner) = inner.as_mut() else {
             dev.count(Counter::DropBadState);
-            return;
+            return false;
         };
         if pkt.headers.bth.opcode.is_request() {
             self.establish(inner, pkt.headers.bth.psn);
@@ -354,6 +355,14 @@ impl QpCore {
                 requester::run(dev, self, inner);
             }
             self.arm_timer(dev, inner);
+        }
+        inner.recv.ack_owed.is_some()
+    }
+
+    /// Sends the ACK the QP owes, if any.
+    pub(crate) fn send_owed_ack(&self, dev: &impl Services) {
+        if let Some(inner) = self.inner.lock().as_mut() {
+            responder::send_owed_ack(dev, self, inner);
         }
     }
 
