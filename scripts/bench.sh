@@ -5,9 +5,11 @@
 #
 # 1. One VM under QEMU's -icount with one vCPU, where guest time counts
 #    guest instructions: perftest with client and server on one device,
-#    rroce's and then rxe's, and ib_write_bw over message sizes from 2 B to
-#    1 MiB. The figures are what each driver costs per byte and per
-#    message, and repeat from run to run.
+#    rroce's and then rxe's, ib_write_bw over message sizes from 2 B to
+#    1 MiB, and fio's 4 KiB random reads over NVMe-oF with target and host
+#    on the one device (the kernel consumers' path). The figures are what
+#    each driver costs per byte and per message, and repeat from run to
+#    run.
 # 2. Two VMs under plain TCG: the same tools between the VMs, rroce's and
 #    then rxe's, and iperf3 over UDP on the link itself for scale; then the
 #    latency of 64-byte WRITE, SEND and READ, LAT_RUNS runs per driver,
@@ -36,6 +38,8 @@ SWEEP_SIZES="2 8 32 128 512 2048 8192 32768 131072 524288 1048576"
 LAT_TOOLS="ib_write_lat ib_send_lat ib_read_lat"
 LAT_RUNS=${LAT_RUNS:-5}
 FIO_SECONDS=20
+# Guest seconds under -icount.
+FIO_LOCAL_SECONDS=5
 
 # table OUT TITLE: the results of one stage, with rroce/rxe ratios.
 table() {
@@ -102,6 +106,19 @@ latency_table() {
 	done
 }
 
+# nvmeof_table OUT TEST...: fio's figures, rroce against rxe.
+nvmeof_table() {
+	local out=$1 t r x
+	shift
+	printf '%-22s %12s %12s %8s\n' test rroce rxe ratio
+	for t in "$@"; do
+		r=$(cat "$out/nvmeof.rroce.$t" 2>/dev/null)
+		x=$(cat "$out/nvmeof.rxe.$t" 2>/dev/null)
+		printf '%-22s %12s %12s %8s\n' "$t" "${r:--}" "${x:--}" \
+			"$(awk -v r="${r:-0}" -v x="${x:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
+	done
+}
+
 if ! in_vm; then
 	base=${RROCE_CACHE:-$HOME/.cache/rroce}
 	mkdir -p "$base"
@@ -115,18 +132,16 @@ if ! in_vm; then
 	s2=$?
 	table "$local_out" "One VM, -icount, client and server on one device:"
 	sweep_table "$local_out"
+	echo
+	echo "One VM, -icount, NVMe over Fabrics on one device, fio for ${FIO_LOCAL_SECONDS}s each:"
+	nvmeof_table "$local_out" randread-4k-iops
 	table "$link_out" "Two VMs, plain TCG, between the VMs:"
 	echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
 	latency_table "$link_out"
+	echo "UDP datagram of 64 bytes between the VMs, median round trip: $(cat "$link_out/result.udp-rtt" 2>/dev/null || echo -) usec"
 	echo
 	echo "Two VMs, NVMe over Fabrics, fio reads for ${FIO_SECONDS}s each:"
-	printf '%-22s %12s %12s %8s\n' test rroce rxe ratio
-	for t in randread-4k-iops read-1m-mbs; do
-		r=$(cat "$link_out/nvmeof.rroce.$t" 2>/dev/null)
-		x=$(cat "$link_out/nvmeof.rxe.$t" 2>/dev/null)
-		printf '%-22s %12s %12s %8s\n' "$t" "${r:--}" "${x:--}" \
-			"$(awk -v r="${r:-0}" -v x="${x:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
-	done
+	nvmeof_table "$link_out" randread-4k-iops read-1m-mbs
 	echo "bench: $(date -u +%F), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 	[ $s1 = 0 ] && [ $s2 = 0 ] || echo "bench: a run failed; details in $local_out and $link_out"
 	exit $((s1 | s2))
@@ -173,6 +188,28 @@ sweep() {
 	done
 }
 
+# fio_read SECONDS NAME FIO-ARGS...: prints IOPS and MB/s of a read job.
+fio_read() {
+	local seconds=$1 name=$2
+	shift 2
+	fio --name="$name" --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
+		--time_based --runtime="$seconds" --output-format=json "$@" 2>/dev/null |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0]["read"]; print("%.0f %.2f" % (r["iops"], r["bw_bytes"] / 1e6))'
+}
+
+# nvmeof_local: the local stage's NVMe-oF run, target and host in this VM.
+nvmeof_local() {
+	local iops
+	target_up || return 1
+	if TRADDR=$RROCE_IP4 host_connect; then
+		iops=$(fio_read $FIO_LOCAL_SECONDS randread --bs=4k --iodepth=16 --size=64m)
+		echo "${iops%% *}" >"$RROCE_SHARED/nvmeof.$drv.randread-4k-iops"
+		echo "$drv NVMe-oF on one device: 4 KiB random reads ${iops%% *} IOPS"
+		host_disconnect
+	fi
+	target_down
+}
+
 for drv in rroce rxe; do
 	driver_up $drv || exit 1
 	dev=$DEV
@@ -190,7 +227,7 @@ for drv in rroce rxe; do
 			[ "$RROCE_VM" = 2 ] && result $drv "$1" "$2" "$out"
 		fi
 	done
-	[ "$mode" = local ] && sweep
+	[ "$mode" = local ] && { sweep; nvmeof_local; }
 	driver_down $drv
 	[ "$mode" = link ] && { vm_signal "unloaded.$drv"; vm_wait "unloaded.$drv" 300; }
 done
@@ -206,6 +243,40 @@ else
 		python3 -c 'import json,sys; r=json.load(sys.stdin)["end"]["sum"]; print("%.2f" % (r["bits_per_second"] / 8e6 * (1 - r["lost_percent"] / 100)))' \
 		>"$RROCE_SHARED/result.link"
 	echo "link iperf3 -u: $(cat "$RROCE_SHARED/result.link") MB/s delivered"
+fi
+
+# The round trip of a UDP datagram between two processes, without RDMA: the
+# floor under ib_read_lat (a round trip) and ib_write_lat (half of one).
+if [ "$RROCE_VM" = 1 ]; then
+	timeout 60 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("", 5202))
+open(sys.argv[1], "w").close()
+s.settimeout(60)
+while True:
+    data, peer = s.recvfrom(64)
+    if data == b"end":
+        break
+    s.sendto(data, peer)' "$RROCE_SHARED/sync.udp-echo.vm$RROCE_VM" &
+	await $!
+else
+	vm_wait udp-echo && python3 -c '
+import socket, statistics, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1)
+rtts = []
+for _ in range(200):
+    t = time.perf_counter()
+    s.sendto(b"x" * 64, (sys.argv[1], 5202))
+    try:
+        s.recv(64)
+    except socket.timeout:
+        continue
+    rtts.append((time.perf_counter() - t) * 1e6)
+s.sendto(b"end", (sys.argv[1], 5202))
+print("%.1f" % statistics.median(rtts) if rtts else "-")' "$(peer_ip4)" >"$RROCE_SHARED/result.udp-rtt"
+	echo "link UDP round trip: $(cat "$RROCE_SHARED/result.udp-rtt") usec"
 fi
 
 # Latency: the drivers take turns, so that a slow spell of the host falls
@@ -230,15 +301,6 @@ for run in $(seq "$LAT_RUNS"); do
 done
 
 # NVMe over Fabrics: fio's figure for each driver, the target in VM 1.
-# fio_read NAME FIO-ARGS...: prints IOPS and MB/s of a read job.
-fio_read() {
-	local name=$1
-	shift
-	fio --name="$name" --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
-		--time_based --runtime=$FIO_SECONDS --output-format=json "$@" 2>/dev/null |
-		python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0]["read"]; print("%.0f %.2f" % (r["iops"], r["bw_bytes"] / 1e6))'
-}
-
 for drv in rroce rxe; do
 	driver_up $drv || exit 1
 	if [ "$RROCE_VM" = 1 ]; then
@@ -249,9 +311,9 @@ for drv in rroce rxe; do
 	else
 		vm_wait "nvmeof-target.$drv" 300 && host_connect || exit 1
 		# No process substitution: the VM has no /dev/fd.
-		iops=$(fio_read randread --bs=4k --iodepth=16 --size=256m)
+		iops=$(fio_read $FIO_SECONDS randread --bs=4k --iodepth=16 --size=256m)
 		iops=${iops%% *}
-		mbs=$(fio_read seqread --rw=read --bs=1m --iodepth=4 --size=256m)
+		mbs=$(fio_read $FIO_SECONDS seqread --rw=read --bs=1m --iodepth=4 --size=256m)
 		mbs=${mbs##* }
 		echo "${iops:-0}" >"$RROCE_SHARED/nvmeof.$drv.randread-4k-iops"
 		echo "${mbs:-0}" >"$RROCE_SHARED/nvmeof.$drv.read-1m-mbs"
