@@ -157,23 +157,22 @@ impl Cq {
         self.core.ring(&state).is_some_and(waiting)
     }
 
-    /// Hands up to `max` completions of a kernel CQ to `take`; returns how
-    /// many. Never sleeps: the producer publishes its index with release
-    /// ordering, and concurrent pollers claim each element with a
-    /// compare-and-exchange.
-    pub(crate) fn poll(&self, max: usize, mut take: impl FnMut(&KernelWc)) -> usize {
+    /// Takes completions of a kernel CQ into `out`; returns how many. Never
+    /// sleeps: the producer publishes its index with release ordering, and
+    /// concurrent pollers claim each element with a compare-and-exchange.
+    pub(crate) fn poll(&self, out: &mut [KernelWc]) -> usize {
         let Some(ring) = self.core.kernel_ring.as_ref() else {
             return 0;
         };
         let mut element = [0u8; KERNEL_WC_SIZE as usize];
         let mut n = 0;
-        while n < max {
+        while n < out.len() {
             let consumer = ring.consumer();
             if consumer == ring.producer() {
                 break;
             }
             if ring.read(consumer, &mut element).is_ok() && ring.claim(consumer) {
-                take(&KernelWc::read(&element));
+                out[n] = KernelWc::read(&element);
                 n += 1;
             }
         }

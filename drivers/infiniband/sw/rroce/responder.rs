@@ -10,7 +10,6 @@
 
 use crate::counters::Counter;
 use crate::kernel_ext::{
-    fill::Fill,
     rdma::{Access, AtomicOp, QpState, QpType, RecvWqe, Wc},
     write_barrier,
 };
@@ -56,7 +55,7 @@ impl From<MrError> for Refusal {
 }
 
 /// Sends an ACK or NAK for `psn`.
-fn send_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, syndrome: Syndrome) {
+fn send_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, syndrome: Syndrome) {
     send_aeth(dev, qp, inner, Opcode::RcAck, psn, syndrome);
 }
 
@@ -64,22 +63,11 @@ fn send_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, syn
 fn send_aeth(
     dev: &impl Services,
     qp: &QpCore,
-    inner: &mut QpInner,
-    opcode: Opcode,
-    psn: Psn,
-    syndrome: Syndrome,
-) {
-    let headers = aeth_headers(qp, inner, opcode, psn, syndrome);
-    respond(dev, qp, inner, headers, 0, |_| Ok(()));
-}
-
-fn aeth_headers(
-    qp: &QpCore,
     inner: &QpInner,
     opcode: Opcode,
     psn: Psn,
     syndrome: Syndrome,
-) -> Headers {
+) {
     let ext = ExtHeaders {
         aeth: Some(Aeth {
             syndrome,
@@ -87,33 +75,11 @@ fn aeth_headers(
         }),
         ..Default::default()
     };
-    Headers {
+    let headers = Headers {
         bth: qp.bth(inner.attr.dest_qpn, opcode, psn),
         ext,
-    }
-}
-
-/// Sends a response packet, after the ACK the QP owes, so that the
-/// requester gets its answers in order.
-fn respond(
-    dev: &impl Services,
-    qp: &QpCore,
-    inner: &mut QpInner,
-    headers: Headers,
-    len: usize,
-    fill: impl FnOnce(&mut Fill<'_>) -> Result,
-) {
-    send_owed_ack(dev, qp, inner);
-    qp.send(dev, &inner.av, headers, len, fill);
-}
-
-/// Sends the ACK the QP owes, if any: the burst of packets that drew it
-/// has been received, or another answer goes back.
-pub(crate) fn send_owed_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
-    if let Some(psn) = inner.recv.ack_owed.take() {
-        let headers = aeth_headers(qp, inner, Opcode::RcAck, psn, ack());
-        qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
-    }
+    };
+    qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
 }
 
 fn ack() -> Syndrome {
@@ -479,8 +445,7 @@ fn execute(
     }
     inner.recv.advance(psn.next());
     if qp.qp_type == QpType::Rc && bth.ack_req {
-        // It also answers the requests before it that owed one.
-        inner.recv.ack_owed = Some(psn);
+        send_ack(dev, qp, inner, psn, ack());
     }
     Ok(())
 }
@@ -540,7 +505,7 @@ fn committed(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
 
 /// Answers a FLUSH or ATOMIC WRITE at `psn` as the C rxe does: with a read
 /// response that holds only an ACK.
-fn send_commit_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
+fn send_commit_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn) {
     send_aeth(dev, qp, inner, Opcode::RcReadResponseOnly, psn, ack());
 }
 
@@ -598,7 +563,7 @@ fn remote_target(
 fn read(
     dev: &impl Services,
     qp: &QpCore,
-    inner: &mut QpInner,
+    inner: &QpInner,
     pkt: &Packet<'_>,
 ) -> Result<u32, Refusal> {
     let reth = pkt
@@ -634,7 +599,7 @@ fn read(
             ext,
         };
         let mr = &mr;
-        respond(dev, qp, inner, headers, chunk, |buf| match mr {
+        qp.send(dev, &inner.av, headers, chunk, |buf| match mr {
             Some(mr) => mr.read(offset + at, chunk, buf).map_err(|_| EFAULT),
             None => Ok(()),
         });
@@ -642,7 +607,7 @@ fn read(
     Ok(npsn)
 }
 
-fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, orig: u64) {
+fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, orig: u64) {
     let ext = ExtHeaders {
         aeth: Some(Aeth {
             syndrome: ack(),
@@ -655,7 +620,7 @@ fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: P
         bth: qp.bth(inner.attr.dest_qpn, Opcode::RcAtomicAck, psn),
         ext,
     };
-    respond(dev, qp, inner, headers, 0, |_| Ok(()));
+    qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
 }
 
 /// A request seen before: its response was lost, so answer it again
