@@ -41,6 +41,11 @@ FIO_SECONDS=20
 # Guest seconds under -icount.
 FIO_LOCAL_SECONDS=5
 
+# ratio R X: R / X to two decimals, or "-" without an X.
+ratio() {
+	awk -v r="${1:-0}" -v x="${2:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }'
+}
+
 # table OUT TITLE: the results of one stage, with rroce/rxe ratios.
 table() {
 	local out=$1 r x ratio
@@ -51,7 +56,7 @@ table() {
 		set -- $b
 		r=$(cat "$out/result.rroce.$1.$2" 2>/dev/null)
 		x=$(cat "$out/result.rxe.$1.$2" 2>/dev/null)
-		ratio=$(awk -v r="${r:-0}" -v x="${x:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')
+		ratio=$(ratio "$r" "$x")
 		printf '%-14s %8s %12s %12s %8s\n' "$1" "$2" "${r:--}" "${x:--}" "$ratio"
 	done
 }
@@ -68,7 +73,7 @@ sweep_table() {
 		x=$(cat "$out/sweep.rxe.$size" 2>/dev/null)
 		echo "$size ${r:-0} ${x:-0}" >>"$out/sweep.dat"
 		printf '%8s %12s %12s %8s\n' "$size" "${r:--}" "${x:--}" \
-			"$(awk -v r="${r:-0}" -v x="${x:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
+			"$(ratio "$r" "$x")"
 	done
 	command -v gnuplot >/dev/null || return 0
 	gnuplot <<-EOF
@@ -102,7 +107,7 @@ latency_table() {
 		read -r rm rlo rhi <"$out/lat.rroce.$t"
 		read -r xm xlo xhi <"$out/lat.rxe.$t"
 		printf '%-14s %24s %24s %8s\n' "$t" "$rm ($rlo..$rhi)" "$xm ($xlo..$xhi)" \
-			"$(awk -v r="$rm" -v x="$xm" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
+			"$(ratio "$rm" "$xm")"
 	done
 }
 
@@ -115,7 +120,7 @@ nvmeof_table() {
 		r=$(cat "$out/nvmeof.rroce.$t" 2>/dev/null)
 		x=$(cat "$out/nvmeof.rxe.$t" 2>/dev/null)
 		printf '%-22s %12s %12s %8s\n' "$t" "${r:--}" "${x:--}" \
-			"$(awk -v r="${r:-0}" -v x="${x:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }')"
+			"$(ratio "$r" "$x")"
 	done
 }
 
