@@ -315,9 +315,25 @@ bool rroce_queue_rx_work(struct work_struct *work, bool urgent)
 	return queue_work(urgent ? system_highpri_wq : system_wq, work);
 }
 
-bool rroce_queue_delayed_work(struct delayed_work *work, unsigned long delay)
+/*
+ * Arms @work to run in @delay jiffies, or sooner if it already is.
+ * queue_delayed_work() alone keeps a later expiry that is pending, so one
+ * QP's long timeout would hold back another's retransmission;
+ * mod_delayed_work() alone would push an earlier one back. Two callers
+ * racing here can still leave the later of their two expiries: the timer
+ * then fires late once, and Driver::tick re-arms for whatever is still due.
+ */
+bool rroce_arm_delayed_work(struct delayed_work *work, unsigned long delay)
 {
-	return queue_delayed_work(system_wq, work, delay);
+	unsigned long expires = jiffies + delay;
+
+	if (queue_delayed_work(system_wq, work, delay))
+		return true;
+	/* Not pending on the timer: queued to run now, or just ran. */
+	if (!timer_pending(&work->timer) ||
+	    time_before_eq(READ_ONCE(work->timer.expires), expires))
+		return false;
+	return mod_delayed_work(system_wq, work, delay);
 }
 
 unsigned long rroce_usecs_to_jiffies(unsigned int us)

@@ -371,14 +371,14 @@ impl<T: Driver> Device<T> {
         unsafe { bindings::rroce_mod_delayed_work(self.container().tick.get(), 0) };
     }
 
-    /// Fires [`Driver::tick`] in `usecs` microseconds, unless it is already
-    /// due sooner.
+    /// Fires [`Driver::tick`] in `usecs` microseconds, or sooner if it is
+    /// already due sooner.
     pub(crate) fn arm_tick(&self, usecs: u32) {
         // SAFETY: The timer was initialised with the device and is cancelled
         // before it is freed.
         unsafe {
             let delay = bindings::rroce_usecs_to_jiffies(usecs);
-            bindings::rroce_queue_delayed_work(self.container().tick.get(), delay);
+            bindings::rroce_arm_delayed_work(self.container().tick.get(), delay);
         }
     }
 
