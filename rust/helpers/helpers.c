@@ -303,14 +303,15 @@ void rroce_init_delayed_work(struct delayed_work *work, work_func_t func)
 }
 
 /*
- * The receive work, which does what softirq would for a hardware device: on
- * the high-priority workers (urgent), so that a process busy-polling its CQ
- * on the same CPU does not take half of the CPU from the packets it waits
- * for; or, as softirq hands over to ksoftirqd, on the ordinary ones once it
- * has been at it for a while, so that it cannot starve the rest of the CPU.
- * The work yields after a budget of packets.
+ * The receive and kick work, which do what softirq would for a hardware
+ * device: on the high-priority workers (urgent), so that a process
+ * busy-polling its CQ on the same CPU does not take half of the CPU from the
+ * packets it waits for; or, as softirq hands over to ksoftirqd, on the
+ * ordinary ones once the receive work has been at it for a while, so that it
+ * cannot starve the rest of the CPU. The receive work yields after a budget
+ * of packets.
  */
-bool rroce_queue_rx_work(struct work_struct *work, bool urgent)
+bool rroce_queue_device_work(struct work_struct *work, bool urgent)
 {
 	return queue_work(urgent ? system_highpri_wq : system_wq, work);
 }

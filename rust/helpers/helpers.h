@@ -83,7 +83,7 @@ struct sk_buff *rroce_skb_peek(const struct sk_buff_head *list);
 
 void rroce_init_work(struct work_struct *work, work_func_t func);
 void rroce_init_delayed_work(struct delayed_work *work, work_func_t func);
-bool rroce_queue_rx_work(struct work_struct *work, bool urgent);
+bool rroce_queue_device_work(struct work_struct *work, bool urgent);
 bool rroce_arm_delayed_work(struct delayed_work *work, unsigned long delay);
 unsigned long rroce_usecs_to_jiffies(unsigned int us);
 unsigned long rroce_jiffies(void);

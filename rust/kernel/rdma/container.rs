@@ -7,8 +7,9 @@
 //! piece, as `ib_alloc_device` does for C drivers. Packets reach the device
 //! through [`Device::deliver`], in softirq context; its receive work hands
 //! them to [`Driver::receive`] in process context, or a doorbell does
-//! ([`Device::plug_local_rx`]). `dealloc_driver`, the last callback ib_core
-//! makes, drops the data.
+//! ([`Device::plug_local_rx`]). Work that cannot be done where it arises
+//! goes to the kick work ([`Device::kick`]). `dealloc_driver`, the last
+//! callback ib_core makes, drops the data.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
@@ -50,6 +51,8 @@ pub(super) struct Container<T: Driver> {
     /// How far `rx_queue` has been taken; under its lock.
     pub(super) rx_state: Opaque<RxState>,
     pub(super) rx_work: Opaque<bindings::work_struct>,
+    /// Runs [`Driver::kicked`].
+    pub(super) kick_work: Opaque<bindings::work_struct>,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
     pub(super) data: T,
@@ -107,6 +110,16 @@ impl<T: Driver> Container<T> {
 
     /// # Safety
     ///
+    /// `work` is the `kick_work` of a live `Container<T>`.
+    pub(super) unsafe extern "C" fn kick_work(work: *mut bindings::work_struct) {
+        // SAFETY: Guaranteed by the caller.
+        let c = unsafe { &*work.byte_sub(offset_of!(Self, kick_work)).cast::<Self>() };
+        // SAFETY: The device is alive while its work may run.
+        T::kicked(unsafe { Device::<T>::from_raw(c.ib.get()) });
+    }
+
+    /// # Safety
+    ///
     /// `work` is the work of the `tick` of a live `Container<T>`.
     pub(super) unsafe extern "C" fn tick(work: *mut bindings::work_struct) {
         // `delayed_work` starts with its `work_struct`.
@@ -128,6 +141,7 @@ impl<T: Driver> Container<T> {
             // Unregistered: no packet is delivered any more. The timer may
             // rearm itself, which `cancel_delayed_work_sync` copes with.
             bindings::cancel_work_sync((*container).rx_work.get());
+            bindings::cancel_work_sync((*container).kick_work.get());
             bindings::cancel_delayed_work_sync((*container).tick.get());
             bindings::rroce_skb_queue_purge((*container).rx_queue.get());
             (*container).registry.delist(ib);
@@ -233,13 +247,19 @@ impl<T: Driver> Container<T> {
     /// caller has claimed the queue.
     fn rx_handle(&self, dev: &Device<T>) {
         for _ in 0..RX_BUDGET {
-            let Some(mut skb) = self.rx_dequeue() else {
+            let Some(mut skb) = self.rx_dequeue().or_else(|| {
+                // The burst is over: what the driver left for its end goes
+                // now, and what that sends to this device belongs to it.
+                T::received(dev);
+                self.rx_dequeue()
+            }) else {
                 return;
             };
             if skb.linearize().is_ok() {
                 T::receive(dev, skb);
             }
         }
+        T::received(dev);
     }
 
     /// Takes the oldest packet and, under the same lock, records its stamp
@@ -350,7 +370,7 @@ impl<T: Driver> Device<T> {
     fn queue_rx(&self, urgent: bool) {
         // SAFETY: The work was initialised with the device and is cancelled
         // before it is freed.
-        unsafe { bindings::rroce_queue_rx_work(self.container().rx_work.get(), urgent) };
+        unsafe { bindings::rroce_queue_device_work(self.container().rx_work.get(), urgent) };
     }
 
     /// The receive clock, in jiffies: the time up to which every packet
@@ -364,9 +384,16 @@ impl<T: Driver> Device<T> {
         self.container().rx_oldest(now) as u64
     }
 
-    /// Fires [`Driver::tick`] now: work was posted from a context where it
-    /// could not be run. Callable in any context.
+    /// Has [`Driver::kicked`] run soon, on the system workqueue, unless
+    /// it is already due. Callable in any context.
     pub(crate) fn kick(&self) {
+        // SAFETY: The work was initialised with the device and is cancelled
+        // before it is freed.
+        unsafe { bindings::rroce_queue_device_work(self.container().kick_work.get(), false) };
+    }
+
+    /// Fires [`Driver::tick`] now. Callable in any context.
+    pub(crate) fn tick_now(&self) {
         // SAFETY: As in `arm_tick`.
         unsafe { bindings::rroce_mod_delayed_work(self.container().tick.get(), 0) };
     }

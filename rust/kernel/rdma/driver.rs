@@ -77,9 +77,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Arms the CQ to signal its next completion (`solicited_only`: only
     /// the next solicited one); returns whether completions are waiting.
     fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result<bool>;
-    /// A kernel CQ's completions, into `out`; returns how many. Callable in
-    /// any context.
-    fn poll_cq(cq: &Self::Cq, out: &mut [KernelWc]) -> usize;
+    /// Hands up to `max` of a kernel CQ's completions to `take`, oldest
+    /// first; returns how many. Callable in any context.
+    fn poll_cq(cq: &Self::Cq, max: usize, take: impl FnMut(&KernelWc)) -> usize;
     /// Registers user memory; returns the MR's data and its keys.
     fn reg_user_mr(
         dev: &Device<Self>,
@@ -174,12 +174,18 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// receive work, or a doorbell, see [`Device::plug_local_rx`]); `skb`
     /// is linear and its data starts at the UDP header.
     fn receive(dev: &Device<Self>, skb: SkBuff);
+    /// The burst of packets handed to [`Driver::receive`] one after another
+    /// ended: what it left for the end goes now.
+    fn received(_dev: &Device<Self>) {}
     /// A received packet was dropped because [`Driver::RX_BACKLOG`] were
     /// waiting. Called in softirq context.
     fn rx_dropped(_dev: &Device<Self>) {}
     /// The device is being removed; its users' rings are still mapped, and
     /// uverbs takes them away when this returns.
     fn removing(_dev: &Device<Self>) {}
+    /// The device's work, queued by [`Device::kick`], runs, in process
+    /// context.
+    fn kicked(dev: &Device<Self>);
     /// The device's timer, armed by [`Device::arm_tick`], fired.
     fn tick(dev: &Device<Self>);
 }

@@ -43,6 +43,10 @@ impl<T: Driver> Registry<T> {
         unsafe {
             bindings::rroce_skb_queue_head_init((*container).rx_queue.get());
             bindings::rroce_init_work((*container).rx_work.get(), Some(Container::<T>::rx_work));
+            bindings::rroce_init_work(
+                (*container).kick_work.get(),
+                Some(Container::<T>::kick_work),
+            );
             bindings::rroce_init_delayed_work((*container).tick.get(), Some(Container::<T>::tick));
         }
         // SAFETY: `data` lies inside the allocation and is uninitialised.

@@ -157,22 +157,23 @@ impl Cq {
         self.core.ring(&state).is_some_and(waiting)
     }
 
-    /// Takes completions of a kernel CQ into `out`; returns how many. Never
-    /// sleeps: the producer publishes its index with release ordering, and
-    /// concurrent pollers claim each element with a compare-and-exchange.
-    pub(crate) fn poll(&self, out: &mut [KernelWc]) -> usize {
+    /// Hands up to `max` completions of a kernel CQ to `take`; returns how
+    /// many. Never sleeps: the producer publishes its index with release
+    /// ordering, and concurrent pollers claim each element with a
+    /// compare-and-exchange.
+    pub(crate) fn poll(&self, max: usize, mut take: impl FnMut(&KernelWc)) -> usize {
         let Some(ring) = self.core.kernel_ring.as_ref() else {
             return 0;
         };
         let mut element = [0u8; KERNEL_WC_SIZE as usize];
         let mut n = 0;
-        while n < out.len() {
+        while n < max {
             let consumer = ring.consumer();
             if consumer == ring.producer() {
                 break;
             }
             if ring.read(consumer, &mut element).is_ok() && ring.claim(consumer) {
-                out[n] = KernelWc::read(&element);
+                take(&KernelWc::read(&element));
                 n += 1;
             }
         }

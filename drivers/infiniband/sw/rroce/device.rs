@@ -13,6 +13,7 @@ use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     crc32::Crc32,
     fill::Fill,
+    llist::AtomicQueue,
     msleep,
     net::{namespace::Net, NetDevice, SkBuff},
     rdma::{
@@ -79,7 +80,17 @@ pub(crate) struct RroceDevice {
     guid: [u8; 8],
     /// Seals and checks the ICRC.
     crc: Crc32,
+    /// The numbers of the kernel QPs posted to since they last ran, for
+    /// the device's work.
+    kicked: AtomicQueue<u32>,
+    /// The QP that owes its peer an ACK, to be sent when the burst of
+    /// packets being received ends, or [`NO_QP`]. Only the one receiving
+    /// packets uses it.
+    ack_owed: AtomicU32,
 }
+
+/// No QP has this number (they have 24 bits).
+const NO_QP: u32 = u32::MAX;
 
 /// The registry of rroce devices, reachable from `rdma link add`.
 static DEVICES: Global<RroceDevice> = Global::new();
@@ -302,8 +313,8 @@ impl Driver for RroceDevice {
         Ok(cq.request_notify(solicited_only))
     }
 
-    fn poll_cq(cq: &Cq, out: &mut [KernelWc]) -> usize {
-        cq.poll(out)
+    fn poll_cq(cq: &Cq, max: usize, take: impl FnMut(&KernelWc)) -> usize {
+        cq.poll(max, take)
     }
 
     fn reg_user_mr(dev: &Device<Self>, pd: &PdNum, region: &UserRegion) -> Result<(Mr, MrKeys)> {
@@ -457,9 +468,25 @@ impl Driver for RroceDevice {
             }
             return;
         }
-        match data.qps().get(dest_qpn) {
-            Some(qp) => qp.receive(dev, &pkt, ip),
-            None => data.count(Counter::DropUnknownQp),
+        let Some(qp) = data.qps().get(dest_qpn) else {
+            return data.count(Counter::DropUnknownQp);
+        };
+        // One QP owes an ACK at a time: another's is sent first.
+        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn {
+            Self::received(dev);
+        }
+        if qp.receive(dev, &pkt, ip) {
+            data.ack_owed.store(dest_qpn, Ordering::Relaxed);
+        }
+    }
+
+    fn received(dev: &Device<Self>) {
+        let data = dev.data();
+        let owed = data.ack_owed.swap(NO_QP, Ordering::Relaxed);
+        if owed != NO_QP {
+            if let Some(qp) = data.qps().get(owed) {
+                qp.send_owed_ack(dev);
+            }
         }
     }
 
@@ -480,6 +507,15 @@ impl Driver for RroceDevice {
             }
             msleep(REMOVAL_DRAIN_POLL_MS);
         }
+    }
+
+    fn kicked(dev: &Device<Self>) {
+        let data = dev.data();
+        data.kicked.drain(|qpn| {
+            if let Some(qp) = data.qps().get(qpn) {
+                qp.run_kicked(dev);
+            }
+        });
     }
 
     fn tick(dev: &Device<Self>) {
@@ -523,8 +559,15 @@ impl Services for Device<RroceDevice> {
         xmit::send(self, &self.data().crc, av, flow, headers, payload_len, fill)
     }
 
-    fn kick(&self) {
-        Device::kick(self);
+    fn kick(&self, qpn: u32) -> Result {
+        let listed = self.data().kicked.push(qpn, GFP_ATOMIC);
+        if listed.is_ok() {
+            Device::kick(self);
+        } else {
+            // The timer runs every kernel QP.
+            self.tick_now();
+        }
+        listed
     }
 
     fn arm_tick(&self, usecs: u32) {
@@ -577,6 +620,8 @@ impl NewLink for RroceDevice {
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,
                 crc: Crc32::new(),
+                kicked: AtomicQueue::new(),
+                ack_owed: AtomicU32::new(NO_QP),
             }),
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());

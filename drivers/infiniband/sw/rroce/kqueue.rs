@@ -9,7 +9,7 @@ use crate::kernel_ext::{
     llist::AtomicQueue,
     rdma::{RecvWqe, SendWqe},
 };
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 
 /// Work requests in posting order: what the QP took off a lock-free queue
@@ -87,8 +87,30 @@ impl<T> KernelQueue<T> {
     }
 }
 
-/// A kernel QP's send and receive queues.
+/// A kernel QP's send and receive queues, and whether the QP waits on its
+/// device's list of QPs to run.
 pub(crate) struct KernelQueues {
     pub(crate) send: KernelQueue<SendWqe>,
     pub(crate) recv: KernelQueue<RecvWqe>,
+    due: AtomicBool,
+}
+
+impl KernelQueues {
+    pub(crate) fn new(send_capacity: u32, recv_capacity: u32) -> Self {
+        Self {
+            send: KernelQueue::new(send_capacity),
+            recv: KernelQueue::new(recv_capacity),
+            due: AtomicBool::new(false),
+        }
+    }
+
+    /// Marks the QP due to run; returns whether it was not already.
+    pub(crate) fn set_due(&self) -> bool {
+        !self.due.swap(true, Ordering::AcqRel)
+    }
+
+    /// The QP runs now: what is posted from here on needs another run.
+    pub(crate) fn clear_due(&self) {
+        self.due.store(false, Ordering::Release);
+    }
 }

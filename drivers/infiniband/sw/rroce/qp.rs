@@ -22,7 +22,7 @@ use crate::kernel_ext::{
         QpMask, QpNotifier, QpState, QpType, RecvWqe, SendWqe, UData, UserContext,
     },
 };
-use crate::kqueue::{Fifo, KernelQueue, KernelQueues};
+use crate::kqueue::{Fifo, KernelQueues};
 use crate::limits::{
     FIRST_QPN, LAST_QPN, MAX_24BIT, MAX_INLINE_DATA, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, PORT,
 };
@@ -108,10 +108,7 @@ impl Qp {
                 (Some(sq), rq, None)
             }
             None => {
-                let kernel = KernelQueues {
-                    send: KernelQueue::new(caps.max_send_wr),
-                    recv: KernelQueue::new(caps.max_recv_wr),
-                };
+                let kernel = KernelQueues::new(caps.max_send_wr, caps.max_recv_wr);
                 (None, None, Some(kernel))
             }
         };
@@ -201,11 +198,11 @@ impl Qp {
         Ok((sq, rq))
     }
 
-    /// Posts a kernel consumer's send, and has the device timer run it.
+    /// Posts a kernel consumer's send, and has the device's work run it.
     pub(crate) fn post_kernel_send(&self, dev: &impl Services, wqe: SendWqe) -> Result {
         let kernel = self.core.kernel.as_ref().ok_or(EINVAL)?;
         kernel.send.post(wqe)?;
-        dev.kick();
+        self.kick(dev, kernel);
         Ok(())
     }
 
@@ -214,8 +211,15 @@ impl Qp {
         let kernel = self.core.kernel.as_ref().ok_or(EINVAL)?;
         kernel.recv.post(wqe)?;
         // A QP in the error state flushes it at once.
-        dev.kick();
+        self.kick(dev, kernel);
         Ok(())
+    }
+
+    /// Has the device's work run the QP, unless it is due to already.
+    fn kick(&self, dev: &impl Services, kernel: &KernelQueues) {
+        if kernel.set_due() && dev.kick(self.core.qpn).is_err() {
+            kernel.clear_due();
+        }
     }
 
     /// Moves the QP to a new state with new attributes, if the state
@@ -335,12 +339,13 @@ impl QpCore {
         }
     }
 
-    /// Handles a packet for this QP.
-    pub(crate) fn receive(&self, dev: &impl Services, pkt: &Packet<'_>, ip: &[u8]) {
+    /// Handles a packet for this QP; returns whether the QP owes its peer
+    /// an ACK, for [`QpCore::send_owed_ack`] at the end of the burst.
+    pub(crate) fn receive(&self, dev: &impl Services, pkt: &Packet<'_>, ip: &[u8]) -> bool {
         let mut inner = self.inner.lock();
         let Some(inner) = inner.as_mut() else {
             dev.count(Counter::DropBadState);
-            return;
+            return false;
         };
         if pkt.headers.bth.opcode.is_request() {
             self.establish(inner, pkt.headers.bth.psn);
@@ -350,6 +355,30 @@ impl QpCore {
                 requester::run(dev, self, inner);
             }
             self.arm_timer(dev, inner);
+        }
+        inner.recv.ack_owed.is_some()
+    }
+
+    /// Sends the ACK the QP owes, if any.
+    pub(crate) fn send_owed_ack(&self, dev: &impl Services) {
+        if let Some(inner) = self.inner.lock().as_mut() {
+            responder::send_owed_ack(dev, self, inner);
+        }
+    }
+
+    /// Runs what a kernel consumer posted since the QP was last kicked.
+    pub(crate) fn run_kicked(&self, dev: &impl Services) {
+        if let Some(kernel) = &self.kernel {
+            kernel.clear_due();
+        }
+        let mut inner = self.inner.lock();
+        let Some(inner) = inner.as_mut() else {
+            return;
+        };
+        match inner.attr.state {
+            QpState::Rts => self.run(dev, inner),
+            QpState::Err => self.flush(inner),
+            _ => {}
         }
     }
 

@@ -43,6 +43,9 @@ pub(crate) struct RecvQueue {
     pub(crate) write: Option<Write>,
     /// A sequence NAK was sent for this PSN; do not repeat it.
     pub(crate) nak_sent: Option<Psn>,
+    /// The ACK of the requests up to this PSN waits for the end of the
+    /// burst of packets being received, so that one ACK answers the burst.
+    pub(crate) ack_owed: Option<Psn>,
     /// The last atomics' PSNs and results, as many as a requester may have
     /// outstanding, to answer a duplicate without doing it again.
     pub(crate) atomics: KVec<Option<(Psn, u64)>>,
@@ -65,6 +68,7 @@ impl RecvQueue {
             filling: None,
             write: None,
             nak_sent: None,
+            ack_owed: None,
             atomics: KVec::from_elem(None, MAX_RD_ATOMIC.into(), GFP_KERNEL)?,
             next_atomic: 0,
             uc_drop: false,
@@ -112,6 +116,7 @@ impl RecvQueue {
     pub(crate) fn reset(&mut self, psn: Psn) {
         self.epsn = psn;
         self.nak_sent = None;
+        self.ack_owed = None;
         self.uc_drop = false;
         self.write = None;
         // Results of a former connection's atomics answer nothing now.

@@ -10,6 +10,7 @@
 
 use crate::counters::Counter;
 use crate::kernel_ext::{
+    fill::Fill,
     rdma::{Access, AtomicOp, QpState, QpType, RecvWqe, Wc},
     write_barrier,
 };
@@ -55,7 +56,7 @@ impl From<MrError> for Refusal {
 }
 
 /// Sends an ACK or NAK for `psn`.
-fn send_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, syndrome: Syndrome) {
+fn send_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, syndrome: Syndrome) {
     send_aeth(dev, qp, inner, Opcode::RcAck, psn, syndrome);
 }
 
@@ -63,11 +64,22 @@ fn send_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, syndrom
 fn send_aeth(
     dev: &impl Services,
     qp: &QpCore,
-    inner: &QpInner,
+    inner: &mut QpInner,
     opcode: Opcode,
     psn: Psn,
     syndrome: Syndrome,
 ) {
+    let headers = aeth_headers(qp, inner, opcode, psn, syndrome);
+    respond(dev, qp, inner, headers, 0, |_| Ok(()));
+}
+
+fn aeth_headers(
+    qp: &QpCore,
+    inner: &QpInner,
+    opcode: Opcode,
+    psn: Psn,
+    syndrome: Syndrome,
+) -> Headers {
     let ext = ExtHeaders {
         aeth: Some(Aeth {
             syndrome,
@@ -75,11 +87,33 @@ fn send_aeth(
         }),
         ..Default::default()
     };
-    let headers = Headers {
+    Headers {
         bth: qp.bth(inner.attr.dest_qpn, opcode, psn),
         ext,
-    };
-    qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
+    }
+}
+
+/// Sends a response packet, after the ACK the QP owes, so that the
+/// requester gets its answers in order.
+fn respond(
+    dev: &impl Services,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    headers: Headers,
+    len: usize,
+    fill: impl FnOnce(&mut Fill<'_>) -> Result,
+) {
+    send_owed_ack(dev, qp, inner);
+    qp.send(dev, &inner.av, headers, len, fill);
+}
+
+/// Sends the ACK the QP owes, if any: the burst of packets that drew it
+/// has been received, or another answer goes back.
+pub(crate) fn send_owed_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
+    if let Some(psn) = inner.recv.ack_owed.take() {
+        let headers = aeth_headers(qp, inner, Opcode::RcAck, psn, ack());
+        qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
+    }
 }
 
 fn ack() -> Syndrome {
@@ -445,7 +479,8 @@ fn execute(
     }
     inner.recv.advance(psn.next());
     if qp.qp_type == QpType::Rc && bth.ack_req {
-        send_ack(dev, qp, inner, psn, ack());
+        // It also answers the requests before it that owed one.
+        inner.recv.ack_owed = Some(psn);
     }
     Ok(())
 }
@@ -505,7 +540,7 @@ fn committed(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
 
 /// Answers a FLUSH or ATOMIC WRITE at `psn` as the C rxe does: with a read
 /// response that holds only an ACK.
-fn send_commit_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn) {
+fn send_commit_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
     send_aeth(dev, qp, inner, Opcode::RcReadResponseOnly, psn, ack());
 }
 
@@ -563,7 +598,7 @@ fn remote_target(
 fn read(
     dev: &impl Services,
     qp: &QpCore,
-    inner: &QpInner,
+    inner: &mut QpInner,
     pkt: &Packet<'_>,
 ) -> Result<u32, Refusal> {
     let reth = pkt
@@ -599,7 +634,7 @@ fn read(
             ext,
         };
         let mr = &mr;
-        qp.send(dev, &inner.av, headers, chunk, |buf| match mr {
+        respond(dev, qp, inner, headers, chunk, |buf| match mr {
             Some(mr) => mr.read(offset + at, chunk, buf).map_err(|_| EFAULT),
             None => Ok(()),
         });
@@ -607,7 +642,7 @@ fn read(
     Ok(npsn)
 }
 
-fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, orig: u64) {
+fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, orig: u64) {
     let ext = ExtHeaders {
         aeth: Some(Aeth {
             syndrome: ack(),
@@ -620,7 +655,7 @@ fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &QpInner, psn: Psn, 
         bth: qp.bth(inner.attr.dest_qpn, Opcode::RcAtomicAck, psn),
         ext,
     };
-    qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
+    respond(dev, qp, inner, headers, 0, |_| Ok(()));
 }
 
 /// A request seen before: its response was lost, so answer it again

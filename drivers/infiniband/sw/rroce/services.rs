@@ -41,8 +41,11 @@ pub(crate) trait Services {
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result;
 
-    /// Has the device's work run every QP soon (a kernel consumer posted).
-    fn kick(&self);
+    /// Has the device's work run QP `qpn` soon: a kernel consumer posted to
+    /// it, perhaps where the QP's lock cannot be taken. Callable in any
+    /// context; an error if the QP cannot be listed, and then the device
+    /// timer runs it.
+    fn kick(&self, qpn: u32) -> Result;
 
     /// Has the device timer run within `usecs`.
     fn arm_tick(&self, usecs: u32);

@@ -106,23 +106,19 @@ impl<T: Driver> Adapter<T> {
         num: ffi::c_int,
         wc: *mut bindings::ib_wc,
     ) -> ffi::c_int {
-        const BATCH: usize = 16;
-        let want = usize::try_from(num).unwrap_or(0);
+        let max = usize::try_from(num).unwrap_or(0);
         let mut done = 0;
-        let mut buf = [KernelWc::default(); BATCH];
-        while done < want {
-            let n = (want - done).min(BATCH);
-            // SAFETY: The CQ is ours and alive during the call.
-            let got = T::poll_cq(&unsafe { CqObject::<T>::data(cq) }.data, &mut buf[..n]);
-            for c in &buf[..got] {
+        // SAFETY: The CQ is ours and alive during the call.
+        let cq = &unsafe { CqObject::<T>::data(cq) }.data;
+        T::poll_cq(cq, max, |c| {
+            // Written straight into the caller's array: no buffer to fill
+            // on each of ib_core's many polls that find one or none.
+            if done < max {
                 // SAFETY: The caller gave room for `num` completions.
                 kverbs::write_wc(c, unsafe { &mut *wc.add(done) });
                 done += 1;
             }
-            if got < n {
-                break;
-            }
-        }
+        });
         done as ffi::c_int
     }
 }

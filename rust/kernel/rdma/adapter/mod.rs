@@ -32,7 +32,7 @@ use super::{
     Access, Av, CqAttr, Device, Driver, LinkLayer, MwType, QpChange, QpCqs, QpInit, UData,
     UserRegion,
 };
-use crate::{bindings, proto::cqe::KernelWc};
+use crate::bindings;
 use core::marker::PhantomData;
 use kernel::{
     error::{from_result, to_result},
