@@ -149,6 +149,36 @@ BAD='WARNING:|BUG:|Oops|Kernel panic|kernel BUG|KASAN|UBSAN|general protection f
 'rcu_.*detected stalls|rcu: INFO|unreferenced object|suspected memory leak|blocked for more than|'\
 'soft lockup|hard LOCKUP|list_add corruption|list_del corruption|refcount_t:|cut here'
 
+# Reports of other kernel code that a test can trigger but not avoid, and
+# that are not bugs; each is named in the verdict and judged no further.
+# - nvmet-rdma: an I/O queue's connect command that arrives before the
+#   target has seen ESTABLISHED (a fast host's; real hardware's too) runs
+#   under that connection's rdma_cm handler_mutex and takes
+#   nvmet_config_sem; removing a port takes nvmet_config_sem and then the
+#   listening id's handler_mutex. One lock class covers both ids, but no
+#   path takes a listener's handler_mutex and then nvmet_config_sem.
+# Lockdep stops after its first report, so one of these ends its checking
+# in that VM: the nvmet one comes only when the target's port is removed.
+KNOWN='nvmet-rdma connect before ESTABLISHED (nvmet_config_sem, handler_mutex)'
+judged_log() {
+	awk -v known="$KNOWN" '
+	/WARNING: possible circular locking dependency detected/ { held = 1; report = "" }
+	held {
+		report = report $0 "\n"
+		if ($0 !~ /<\/TASK>/) next
+		held = 0
+		if (report ~ /nvmet_config_sem/ && report ~ /id_priv->handler_mutex/ &&
+		    report ~ /nvmet_execute_io_connect/ && report ~ /nvmet_rdma_disable_port/)
+			print "rroce: known report: " known
+		else
+			printf "%s", report
+		report = ""
+		next
+	}
+	{ print }
+	END { printf "%s", report }' "$@"
+}
+
 verdict=0 skipped=0 reasons=()
 for i in $(seq "$vms"); do
 	if [ -z "$quiet" ] && [ -s "$out/vm$i.log" ]; then
@@ -167,10 +197,14 @@ for i in $(seq "$vms"); do
 	esac
 	log=$out/vm$i.dmesg
 	[ -f "$log" ] || log=$out/vm$i.console
-	if grep -Eq "$BAD" "$log" "$out/vm$i.kmemleak" 2>/dev/null; then
+	judged_log "$log" >"$out/vm$i.judged" 2>/dev/null
+	if grep -q "known report" "$out/vm$i.judged"; then
+		reasons+=("vm$i: $(grep -m 1 -o 'known report: .*' "$out/vm$i.judged")")
+	fi
+	if grep -Eq "$BAD" "$out/vm$i.judged" "$out/vm$i.kmemleak" 2>/dev/null; then
 		verdict=1
 		reasons+=("vm$i: the kernel log is not clean:")
-		while IFS= read -r line; do reasons+=("    $line"); done < <(grep -Eh -m 10 "$BAD" "$log" "$out/vm$i.kmemleak" 2>/dev/null)
+		while IFS= read -r line; do reasons+=("    $line"); done < <(grep -Eh -m 10 "$BAD" "$out/vm$i.judged" "$out/vm$i.kmemleak" 2>/dev/null)
 	fi
 done
 for r in "${reasons[@]}"; do printf '# %s\n' "$r"; done
