@@ -11,8 +11,8 @@
 #    each driver costs per byte and per message, and repeat from run to
 #    run.
 # 2. Two VMs under plain TCG: the same tools between the VMs, rroce's and
-#    then rxe's, and iperf3 over UDP on the link itself for scale; then the
-#    latency of 64-byte WRITE, SEND and READ, LAT_RUNS runs per driver,
+#    then rxe's, and iperf3 over UDP and ping on the link itself for scale;
+#    then the latency of 64-byte WRITE, SEND and READ, LAT_RUNS runs per driver,
 #    alternating; then fio over NVMe-oF (target in VM 1, host in VM 2):
 #    4 KiB random reads and 1 MiB sequential reads. These figures swing
 #    between runs; only their ratio in one run means much.
@@ -143,7 +143,7 @@ if ! in_vm; then
 	table "$link_out" "Two VMs, plain TCG, between the VMs:"
 	echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
 	latency_table "$link_out"
-	echo "UDP datagram of 64 bytes between the VMs, median round trip: $(cat "$link_out/result.udp-rtt" 2>/dev/null || echo -) usec"
+	echo "ICMP echo of 64 bytes between the VMs, median round trip: $(cat "$link_out/result.ping-rtt" 2>/dev/null || echo -) usec"
 	echo
 	echo "Two VMs, NVMe over Fabrics, fio reads for ${FIO_SECONDS}s each:"
 	nvmeof_table "$link_out" randread-4k-iops read-1m-mbs
@@ -250,38 +250,15 @@ else
 	echo "link iperf3 -u: $(cat "$RROCE_SHARED/result.link") MB/s delivered"
 fi
 
-# The round trip of a UDP datagram between two processes, without RDMA: the
-# floor under ib_read_lat (a round trip) and ib_write_lat (half of one).
-if [ "$RROCE_VM" = 1 ]; then
-	timeout 60 python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("", 5202))
-open(sys.argv[1], "w").close()
-s.settimeout(60)
-while True:
-    data, peer = s.recvfrom(64)
-    if data == b"end":
-        break
-    s.sendto(data, peer)' "$RROCE_SHARED/sync.udp-echo.vm$RROCE_VM" &
-	await $!
-else
-	vm_wait udp-echo && python3 -c '
-import socket, statistics, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(1)
-rtts = []
-for _ in range(200):
-    t = time.perf_counter()
-    s.sendto(b"x" * 64, (sys.argv[1], 5202))
-    try:
-        s.recv(64)
-    except socket.timeout:
-        continue
-    rtts.append((time.perf_counter() - t) * 1e6)
-s.sendto(b"end", (sys.argv[1], 5202))
-print("%.1f" % statistics.median(rtts) if rtts else "-")' "$(peer_ip4)" >"$RROCE_SHARED/result.udp-rtt"
-	echo "link UDP round trip: $(cat "$RROCE_SHARED/result.udp-rtt") usec"
+# The round trip of an ICMP echo, answered by the peer's kernel: the floor
+# under ib_read_lat (a round trip that no process at the far end takes part
+# in) and under ib_write_lat (half of one each way).
+if [ "$RROCE_VM" = 2 ]; then
+	ping -c 200 -i 0.01 -s 64 "$(peer_ip4)" |
+		sed -n 's/.* time=\([0-9.]*\) ms/\1/p' | sort -g |
+		awk '{ v[NR] = $1 * 1000 } END { if (NR) printf "%.1f\n", v[int((NR + 1) / 2)]; else print "-" }' \
+		>"$RROCE_SHARED/result.ping-rtt"
+	echo "link ICMP echo round trip: $(cat "$RROCE_SHARED/result.ping-rtt") usec"
 fi
 
 # Latency: the drivers take turns, so that a slow spell of the host falls

@@ -49,7 +49,7 @@ PACKAGES=(
 	qemu-system-x86 qemu-utils
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	libibverbs-dev librdmacm-dev
-	iproute2 iperf3 procps
+	iproute2 iperf3 iputils-ping procps
 	fio nfs-kernel-server
 	gnuplot-nox linux-perf
 )
