@@ -272,8 +272,10 @@ for run in $(seq "$LAT_RUNS"); do
 			port=$((port + 1))
 			out=$(between "lat.$run.$drv.$t" "$t" -d $dev -x "$gid" -p $port -F -s 64 -n 1000)
 			[ "$RROCE_VM" = 2 ] || continue
-			# t_avg, the sixth column of the result row.
-			awk '$1 == 64 && NF >= 6 { print $6 }' <<<"$out" >"$RROCE_SHARED/lat.$drv.$t.$run"
+			# t_avg, the sixth column of the result row; the whole row
+			# (t_min, t_max, t_typical, ...) is kept beside it.
+			awk '$1 == 64 && NF >= 6' <<<"$out" >"$RROCE_SHARED/row.$drv.$t.$run"
+			awk '{ print $6 }' "$RROCE_SHARED/row.$drv.$t.$run" >"$RROCE_SHARED/lat.$drv.$t.$run"
 			echo "$drv $t run $run: $(cat "$RROCE_SHARED/lat.$drv.$t.$run") usec"
 		done
 		driver_down $drv
