@@ -252,7 +252,8 @@ fi
 
 # The round trip of an ICMP echo, answered by the peer's kernel: the floor
 # under ib_read_lat (a round trip that no process at the far end takes part
-# in) and under ib_write_lat (half of one each way).
+# in) and, halved, under ib_write_lat and ib_send_lat (which report half of
+# their ping-pong's round trip).
 if [ "$RROCE_VM" = 2 ]; then
 	ping -c 200 -i 0.01 -s 64 "$(peer_ip4)" |
 		sed -n 's/.* time=\([0-9.]*\) ms/\1/p' | sort -g |
