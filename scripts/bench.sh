@@ -46,6 +46,12 @@ ratio() {
 	awk -v r="${1:-0}" -v x="${2:-0}" 'BEGIN { if (x > 0) printf "%.2f", r / x; else print "-" }'
 }
 
+# median_range: the median, least and greatest of the numbers on stdin, one
+# a line, or "- - -" if there are none.
+median_range() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f %.1f %.1f\n", v[int((NR + 1) / 2)], v[1], v[NR]; else print "- - -" }'
+}
+
 # table OUT TITLE: the results of one stage, with rroce/rxe ratios.
 table() {
 	local out=$1 r x ratio
@@ -100,9 +106,7 @@ latency_table() {
 	printf '%-14s %24s %24s %8s\n' test rroce rxe ratio
 	for t in $LAT_TOOLS; do
 		for drv in rroce rxe; do
-			cat "$out"/lat.$drv.$t.* 2>/dev/null | sort -g |
-				awk '{ v[NR] = $1 } END { if (NR) printf "%.1f %.1f %.1f\n", v[int((NR + 1) / 2)], v[1], v[NR]; else print "- - -" }' \
-					>"$out/lat.$drv.$t"
+			cat "$out"/lat.$drv.$t.* 2>/dev/null | median_range >"$out/lat.$drv.$t"
 		done
 		read -r rm rlo rhi <"$out/lat.rroce.$t"
 		read -r xm xlo xhi <"$out/lat.rxe.$t"
@@ -256,9 +260,8 @@ fi
 # their ping-pong's round trip).
 if [ "$RROCE_VM" = 2 ]; then
 	ping -c 200 -i 0.01 -s 64 "$(peer_ip4)" |
-		sed -n 's/.* time=\([0-9.]*\) ms/\1/p' | sort -g |
-		awk '{ v[NR] = $1 * 1000 } END { if (NR) printf "%.1f\n", v[int((NR + 1) / 2)]; else print "-" }' \
-		>"$RROCE_SHARED/result.ping-rtt"
+		sed -n 's/.* time=\([0-9.]*\) ms/\1/p' | awk '{ print $1 * 1000 }' |
+		median_range | { read -r median _ && echo "$median"; } >"$RROCE_SHARED/result.ping-rtt"
 	echo "link ICMP echo round trip: $(cat "$RROCE_SHARED/result.ping-rtt") usec"
 fi
 

@@ -198,9 +198,8 @@ for i in $(seq "$vms"); do
 	log=$out/vm$i.dmesg
 	[ -f "$log" ] || log=$out/vm$i.console
 	judged_log "$log" >"$out/vm$i.judged" 2>/dev/null
-	if grep -q "known report" "$out/vm$i.judged"; then
-		reasons+=("vm$i: $(grep -m 1 -o 'known report: .*' "$out/vm$i.judged")")
-	fi
+	known=$(grep -m 1 -o 'known report: .*' "$out/vm$i.judged")
+	[ -z "$known" ] || reasons+=("vm$i: $known")
 	if grep -Eq "$BAD" "$out/vm$i.judged" "$out/vm$i.kmemleak" 2>/dev/null; then
 		verdict=1
 		reasons+=("vm$i: the kernel log is not clean:")
