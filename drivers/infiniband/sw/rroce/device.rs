@@ -13,6 +13,7 @@ use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     crc32::Crc32,
     fill::Fill,
+    jiffies,
     llist::AtomicQueue,
     msleep,
     net::{namespace::Net, NetDevice, SkBuff},
@@ -39,7 +40,7 @@ use crate::services::Services;
 use crate::srq::Srq;
 use crate::udp::{self, Transport, TransportUse};
 use crate::xmit::{self, Flow};
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc, types::ARef};
 
 /// The rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) that rdma-core's
@@ -85,9 +86,17 @@ pub(crate) struct RroceDevice {
     kicked: AtomicQueue<u32>,
     /// The QP that owes its peer an ACK, to be sent when the burst of
     /// packets being received ends, or [`NO_QP`]. Only the one receiving
-    /// packets uses it.
+    /// packets uses it, and `ack_owed_since`.
     ack_owed: AtomicU32,
+    /// When (jiffies) the owed ACK came to be owed.
+    ack_owed_since: AtomicU64,
 }
+
+/// How long an owed ACK may wait for the burst to end. A slow host (a
+/// debug kernel under emulation) can take seconds over one burst, longer
+/// than the peer waits before it sends again: one jiffy bounds the wait
+/// without adding ACKs to a fast host's bursts.
+const ACK_HOLD_JIFFIES: u64 = 1;
 
 /// No QP has this number (they have 24 bits).
 const NO_QP: u32 = u32::MAX;
@@ -471,12 +480,15 @@ impl Driver for RroceDevice {
         let Some(qp) = data.qps().get(dest_qpn) else {
             return data.count(Counter::DropUnknownQp);
         };
-        // One QP owes an ACK at a time: another's is sent first.
-        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn {
+        // One QP owes an ACK at a time: another's is sent first, as is one
+        // owed for too long.
+        let now = jiffies();
+        let held = now.wrapping_sub(data.ack_owed_since.load(Ordering::Relaxed));
+        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn || held >= ACK_HOLD_JIFFIES {
             Self::received(dev);
         }
-        if qp.receive(dev, &pkt, ip) {
-            data.ack_owed.store(dest_qpn, Ordering::Relaxed);
+        if qp.receive(dev, &pkt, ip) && data.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP {
+            data.ack_owed_since.store(now, Ordering::Relaxed);
         }
     }
 
@@ -622,6 +634,7 @@ impl NewLink for RroceDevice {
                 crc: Crc32::new(),
                 kicked: AtomicQueue::new(),
                 ack_owed: AtomicU32::new(NO_QP),
+                ack_owed_since: AtomicU64::new(0),
             }),
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());
