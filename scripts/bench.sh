@@ -10,12 +10,18 @@
 #    on the one device (the kernel consumers' path). The figures are what
 #    each driver costs per byte and per message, and repeat from run to
 #    run.
-# 2. Two VMs under plain TCG: the same tools between the VMs, rroce's and
-#    then rxe's, and iperf3 over UDP and ping on the link itself for scale;
-#    then the latency of 64-byte WRITE, SEND and READ, LAT_RUNS runs per driver,
-#    alternating; then fio over NVMe-oF (target in VM 1, host in VM 2):
-#    4 KiB random reads and 1 MiB sequential reads. These figures swing
-#    between runs; only their ratio in one run means much.
+# 2. One VM under plain TCG with two vCPUs: the latency of 64-byte WRITE,
+#    SEND and READ with client and server on one device, each spinning on
+#    its own vCPU, LAT_RUNS runs per driver, alternating. What each driver
+#    adds to a round trip. (Under -icount the vCPUs take turns, and a
+#    ping-pong waits for the scheduler.)
+# 3. Two VMs under plain TCG: the same tools as in 1 between the VMs,
+#    rroce's and then rxe's, and iperf3 over UDP and ping on the link
+#    itself for scale; then the same latencies between the VMs, where the
+#    link's own round trip dominates them; then fio over NVMe-oF (target in
+#    VM 1, host in VM 2): 4 KiB random reads and 1 MiB sequential reads.
+#    Figures under plain TCG swing between runs; only their ratio in one
+#    run means much.
 #
 #   scripts/bench.sh          (make bench builds everything first)
 #
@@ -98,11 +104,11 @@ sweep_table() {
 	echo "plot: $out/sweep.png"
 }
 
-# latency_table OUT: the median of each driver's runs, with their range.
+# latency_table OUT WHERE: the median of each driver's runs, with their range.
 latency_table() {
 	local out=$1 t drv
 	echo
-	echo "Two VMs, plain TCG, 64-byte latency, median (min..max) of $LAT_RUNS runs, usec:"
+	echo "$2, 64-byte latency, median (min..max) of $LAT_RUNS runs, usec:"
 	printf '%-14s %24s %24s %8s\n' test rroce rxe ratio
 	for t in $LAT_TOOLS; do
 		for drv in rroce rxe; do
@@ -132,28 +138,32 @@ if ! in_vm; then
 	base=${RROCE_CACHE:-$HOME/.cache/rroce}
 	mkdir -p "$base"
 	local_out=$(mktemp -d "$base/bench-local.XXXXXX")
+	lat_out=$(mktemp -d "$base/bench-latency.XXXXXX")
 	link_out=$(mktemp -d "$base/bench-link.XXXXXX")
-	echo "bench: one VM under -icount, then two VMs (tens of minutes)"
+	echo "bench: one VM under -icount, one with two vCPUs, then two VMs (tens of minutes)"
 	RROCE_QEMU_OPTS="-icount shift=0,sleep=off" RROCE_VM_SMP=1 \
 		"$REPO/scripts/vm.sh" -n 1 -q -t 3600 -o "$local_out" -- "$0" local
 	s1=$?
-	"$REPO/scripts/vm.sh" -n 2 -q -t 3600 -o "$link_out" -- "$0" link
+	RROCE_VM_SMP=2 "$REPO/scripts/vm.sh" -n 1 -q -t 3600 -o "$lat_out" -- "$0" latency
 	s2=$?
+	"$REPO/scripts/vm.sh" -n 2 -q -t 3600 -o "$link_out" -- "$0" link
+	s3=$?
 	table "$local_out" "One VM, -icount, client and server on one device:"
 	sweep_table "$local_out"
 	echo
 	echo "One VM, -icount, NVMe over Fabrics on one device, fio for ${FIO_LOCAL_SECONDS}s each:"
 	nvmeof_table "$local_out" randread-4k-iops
+	latency_table "$lat_out" "One VM, plain TCG, two vCPUs, client and server on one device"
 	table "$link_out" "Two VMs, plain TCG, between the VMs:"
 	echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
-	latency_table "$link_out"
+	latency_table "$link_out" "Two VMs, plain TCG, between the VMs"
 	echo "ICMP echo of 64 bytes between the VMs, median round trip: $(cat "$link_out/result.ping-rtt" 2>/dev/null || echo -) usec"
 	echo
 	echo "Two VMs, NVMe over Fabrics, fio reads for ${FIO_SECONDS}s each:"
 	nvmeof_table "$link_out" randread-4k-iops read-1m-mbs
 	echo "bench: $(date -u +%F), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-	[ $s1 = 0 ] && [ $s2 = 0 ] || echo "bench: a run failed; details in $local_out and $link_out"
-	exit $((s1 | s2))
+	[ $((s1 | s2 | s3)) = 0 ] || echo "bench: a run failed; details in $local_out, $lat_out and $link_out"
+	exit $((s1 | s2 | s3))
 fi
 
 mode=$1
@@ -166,18 +176,28 @@ result() {
 	echo "${avg:-0}" >"$RROCE_SHARED/result.$1.$2.$3"
 }
 
-# between TAG CMD...: CMD's server in VM 1 and its client in VM 2, which
-# prints what the client printed.
-between() {
+# pair TAG CMD...: CMD's server and its client, which prints what the
+# client printed: in one VM over 127.0.0.1, or between the VMs (the server
+# in VM 1 and the client in VM 2, which alone prints).
+pair() {
 	local tag=$1
 	shift
-	if [ "$RROCE_VM" = 1 ]; then
+	if [ "$mode" != link ]; then
+		timeout 600 "$@" >/dev/null 2>&1 &
+		wait_listen $port && timeout 600 "$@" 127.0.0.1 2>&1
+		wait
+	elif [ "$RROCE_VM" = 1 ]; then
 		timeout 600 "$@" >/dev/null 2>&1 &
 		wait_listen $port && vm_signal "$tag"
 		await $!
 	else
 		vm_wait "$tag" 300 && timeout 600 "$@" "$(peer_ip4)" 2>&1
 	fi
+}
+
+# Whether this VM prints the clients' results.
+reports() {
+	[ "$mode" != link ] || [ "$RROCE_VM" = 2 ]
 }
 
 # The sweep: about 8 MiB, or 2000 messages, a size.
@@ -220,34 +240,29 @@ nvmeof_local() {
 }
 
 for drv in rroce rxe; do
+	[ "$mode" = latency ] && break
 	driver_up $drv || exit 1
 	dev=$DEV
 	gid=$(gid_index $dev "$RROCE_IP4") || exit 1
 	for b in "${BENCHES[@]}"; do
 		set -- $b
 		port=$((port + 1))
-		cmd=("$1" -d $dev -x "$gid" -p $port -F -s "$2" -n "$3")
-		if [ "$mode" = local ]; then
-			"${cmd[@]}" >/dev/null 2>&1 &
-			wait_listen $port && result $drv "$1" "$2" "$("${cmd[@]}" 127.0.0.1 2>&1)"
-			wait
-		else
-			out=$(between "$drv.$1.$2" "${cmd[@]}")
-			[ "$RROCE_VM" = 2 ] && result $drv "$1" "$2" "$out"
-		fi
+		out=$(pair "$drv.$1.$2" "$1" -d $dev -x "$gid" -p $port -F -s "$2" -n "$3")
+		reports && result $drv "$1" "$2" "$out"
 	done
 	[ "$mode" = local ] && { sweep; nvmeof_local; }
 	driver_down $drv
 	[ "$mode" = link ] && { vm_signal "unloaded.$drv"; vm_wait "unloaded.$drv" 300; }
 done
 
-[ "$mode" = link ] || exit 0
+[ "$mode" = local ] && exit 0
 
-if [ "$RROCE_VM" = 1 ]; then
+# The link itself, for scale: UDP throughput.
+if [ "$mode" = link ] && [ "$RROCE_VM" = 1 ]; then
 	timeout 60 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 	wait_listen 5201 && vm_signal iperf3
 	await $!
-else
+elif [ "$mode" = link ]; then
 	vm_wait iperf3 && iperf3 -c "$(peer_ip4)" -p 5201 -u -b 0 -l 1400 -t 5 -J |
 		python3 -c 'import json,sys; r=json.load(sys.stdin)["end"]["sum"]; print("%.2f" % (r["bits_per_second"] / 8e6 * (1 - r["lost_percent"] / 100)))' \
 		>"$RROCE_SHARED/result.link"
@@ -258,7 +273,7 @@ fi
 # under ib_read_lat (a round trip that no process at the far end takes part
 # in) and, halved, under ib_write_lat and ib_send_lat (which report half of
 # their ping-pong's round trip).
-if [ "$RROCE_VM" = 2 ]; then
+if [ "$mode" = link ] && [ "$RROCE_VM" = 2 ]; then
 	ping -c 200 -i 0.01 -s 64 "$(peer_ip4)" |
 		sed -n 's/.* time=\([0-9.]*\) ms/\1/p' | awk '{ print $1 * 1000 }' |
 		median_range | { read -r median _ && echo "$median"; } >"$RROCE_SHARED/result.ping-rtt"
@@ -274,8 +289,8 @@ for run in $(seq "$LAT_RUNS"); do
 		gid=$(gid_index $dev "$RROCE_IP4") || exit 1
 		for t in $LAT_TOOLS; do
 			port=$((port + 1))
-			out=$(between "lat.$run.$drv.$t" "$t" -d $dev -x "$gid" -p $port -F -s 64 -n 1000)
-			[ "$RROCE_VM" = 2 ] || continue
+			out=$(pair "lat.$run.$drv.$t" "$t" -d $dev -x "$gid" -p $port -F -s 64 -n 1000)
+			reports || continue
 			# t_avg, the sixth column of the result row; the whole row
 			# (t_min, t_max, t_typical, ...) is kept beside it.
 			awk '$1 == 64 && NF >= 6' <<<"$out" >"$RROCE_SHARED/row.$drv.$t.$run"
@@ -283,10 +298,13 @@ for run in $(seq "$LAT_RUNS"); do
 			echo "$drv $t run $run: $(cat "$RROCE_SHARED/lat.$drv.$t.$run") usec"
 		done
 		driver_down $drv
+		[ "$mode" = link ] || continue
 		vm_signal "lat-unloaded.$run.$drv"
 		vm_wait "lat-unloaded.$run.$drv" 300
 	done
 done
+
+[ "$mode" = link ] || exit 0
 
 # NVMe over Fabrics: fio's figure for each driver, the target in VM 1.
 for drv in rroce rxe; do
