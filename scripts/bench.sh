@@ -239,6 +239,7 @@ nvmeof_local() {
 	target_down
 }
 
+# The benches; the latency stage runs none of them.
 for drv in rroce rxe; do
 	[ "$mode" = latency ] && break
 	driver_up $drv || exit 1
