@@ -208,11 +208,8 @@ sweep() {
 		[ $n -gt 2000 ] && n=2000
 		[ $n -lt 20 ] && n=20
 		port=$((port + 1))
-		ib_write_bw -d $dev -x "$gid" -p $port -F -s $size -n $n >/dev/null 2>&1 &
-		wait_listen $port &&
-			ib_write_bw -d $dev -x "$gid" -p $port -F -s $size -n $n 127.0.0.1 2>&1 |
+		pair "sweep.$drv.$size" ib_write_bw -d $dev -x "$gid" -p $port -F -s $size -n $n |
 			awk -v s=$size '$1 == s && NF >= 5 { print $4 }' >"$RROCE_SHARED/sweep.$drv.$size"
-		wait
 		echo "$drv sweep $size: $(cat "$RROCE_SHARED/sweep.$drv.$size") MB/s"
 	done
 }

@@ -481,14 +481,15 @@ impl Driver for RroceDevice {
             return data.count(Counter::DropUnknownQp);
         };
         // One QP owes an ACK at a time: another's is sent first, as is one
-        // owed for too long.
-        let now = jiffies();
-        let held = now.wrapping_sub(data.ack_owed_since.load(Ordering::Relaxed));
-        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn || held >= ACK_HOLD_JIFFIES {
+        // owed for too long. The clock is read only while an ACK is held.
+        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn
+            || jiffies().wrapping_sub(data.ack_owed_since.load(Ordering::Relaxed))
+                >= ACK_HOLD_JIFFIES
+        {
             Self::received(dev);
         }
         if qp.receive(dev, &pkt, ip) && data.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP {
-            data.ack_owed_since.store(now, Ordering::Relaxed);
+            data.ack_owed_since.store(jiffies(), Ordering::Relaxed);
         }
     }
 
