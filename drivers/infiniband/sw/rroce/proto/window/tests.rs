@@ -3,7 +3,7 @@
 //! Host tests of the send window: loss, rewind, probe, backoff, and the
 //! read retries that the debug kernel once found the hard way.
 
-use super::timer::timeout_usecs;
+use super::timer::{timeout_usecs, PROBE_FLOOR_SHARE};
 use super::*;
 use std::vec::Vec;
 
@@ -202,16 +202,19 @@ fn a_silent_peer_is_probed_once_per_progress() {
     done(&mut w);
     post(&mut w, Kind::Data, MTU);
     send_all(&mut w, 10);
-    // Half the timeout, 34 ticks, is the floor.
-    let half = Ms.usecs_to_ticks(timeout_usecs(14) / 2);
-    assert_eq!(w.timer_usecs(14, &Ms), Some(half as u32 * 1000));
-    assert_eq!(w.tick(10 + half - 1, 14, 0, &Ms), Timer::Idle);
-    assert_eq!(w.tick(10 + half, 14, 0, &Ms), Timer::Probe);
-    assert_eq!(psns(&send_all(&mut w, 10 + half)), [1]);
+    // An eighth of the timeout, 9 ticks, is the floor.
+    let floor = Ms.usecs_to_ticks(timeout_usecs(14) / PROBE_FLOOR_SHARE);
+    assert_eq!(floor, 9);
+    assert_eq!(w.timer_usecs(14, &Ms), Some(floor as u32 * 1000));
+    assert_eq!(w.tick(10 + floor - 1, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(w.tick(10 + floor, 14, 0, &Ms), Timer::Probe);
+    assert_eq!(psns(&send_all(&mut w, 10 + floor)), [1]);
     // Once only: then the timeout decides, not counting the probe.
-    assert_eq!(w.tick(10 + 2 * half, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(w.tick(10 + 2 * floor, 14, 0, &Ms), Timer::Idle);
     assert_eq!(w.timer_usecs(14, &Ms), Some(timeout_usecs(14)));
-    assert_eq!(w.tick(10 + 3 * half, 14, 0, &Ms), Timer::GiveUp);
+    let timeout = Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(w.tick(10 + floor + timeout - 1, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(w.tick(10 + floor + timeout, 14, 0, &Ms), Timer::GiveUp);
 }
 
 #[test]

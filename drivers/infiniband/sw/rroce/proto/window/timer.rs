@@ -9,6 +9,11 @@ use super::{
 };
 use core::ops::DerefMut;
 
+/// A probe waits for at least this share of the QP's timeout (one eighth):
+/// long enough for a VM that answers within a tick and then stalls for a
+/// few, short enough that a lost tail costs milliseconds, not the timeout.
+pub(super) const PROBE_FLOOR_SHARE: u32 = 8;
+
 /// The transport timeout of a QP's `timeout` code, 4.096 us * 2^timeout, in
 /// microseconds.
 pub(crate) fn timeout_usecs(timeout: u8) -> u32 {
@@ -102,9 +107,9 @@ where
 
     /// The silence, in ticks, after which to ask again before the QP's
     /// timeout of `timeout_us`: longer than the peer takes by a tick of the
-    /// clock, which counts whole ticks, and at least half the timeout, as a
-    /// peer that answers within a tick may still stall for several (a VM
-    /// whose host is busy). None before an answer time is measured, or
+    /// clock, which counts whole ticks, and at least the floor share of the
+    /// timeout, as a peer that answers within a tick may still stall for
+    /// several (a VM whose host is busy). None before an answer time is measured, or
     /// once asked again since the last progress.
     fn probe_after(&self, timeout_us: u32, clock: &impl Clock) -> Option<u64> {
         if self.probed {
@@ -112,7 +117,7 @@ where
         }
         match self.learnt_timeout(clock) {
             0 => None,
-            j => Some((j + 1).max(clock.usecs_to_ticks(timeout_us / 2))),
+            j => Some((j + 1).max(clock.usecs_to_ticks(timeout_us / PROBE_FLOOR_SHARE))),
         }
     }
 
