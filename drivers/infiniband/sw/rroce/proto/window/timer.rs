@@ -107,10 +107,10 @@ where
 
     /// The silence, in ticks, after which to ask again before the QP's
     /// timeout of `timeout_us`: longer than the peer takes by a tick of the
-    /// clock, which counts whole ticks, and at least the floor share of the
+    /// clock, which counts whole ticks, and at least an eighth of the
     /// timeout, as a peer that answers within a tick may still stall for
-    /// several (a VM whose host is busy). None before an answer time is measured, or
-    /// once asked again since the last progress.
+    /// several (a VM whose host is busy). None before an answer time is
+    /// measured, or once asked again since the last progress.
     fn probe_after(&self, timeout_us: u32, clock: &impl Clock) -> Option<u64> {
         if self.probed {
             return None;
