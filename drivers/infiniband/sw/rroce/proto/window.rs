@@ -762,9 +762,18 @@ where
         self.una = una.unwrap_or(self.psn);
     }
 
-    /// Records that the peer made progress, at `now`.
+    /// Records, at `now`, an answer from the peer: progress if it moved the
+    /// oldest PSN not acknowledged. One that did not (an ACK stopped by a
+    /// read still missing responses, a NAK of that same PSN) shows the peer
+    /// alive but not that the request waiting gets anywhere: were it taken
+    /// as progress, a read the peer no longer answers would be asked for
+    /// again forever, its retries never counted.
     fn progress(&mut self, now: u64) {
+        let una = self.una;
         self.update_una();
+        if self.una == una {
+            return;
+        }
         self.rtt.answered_before(self.una, now);
         self.retries = 0;
         self.rnr_retries = 0;

@@ -88,13 +88,9 @@ where
         now: u64,
         clock: &impl Clock,
     ) -> RnrNak {
-        let (una, tries) = (self.una, self.rnr_retries);
-        self.nak(psn, now);
         // Only a NAK that acknowledges something new starts the count
         // again, as in the C rxe: one for the same packet goes on with it.
-        if self.una == una {
-            self.rnr_retries = tries;
-        }
+        self.nak(psn, now);
         self.rnr_retries = self.rnr_retries.saturating_add(1);
         if rnr_retry != RNR_RETRY_FOREVER && self.rnr_retries > rnr_retry {
             return RnrNak::Exceeded(self.find(psn));

@@ -218,6 +218,30 @@ fn a_silent_peer_is_probed_once_per_progress() {
 }
 
 #[test]
+fn acks_past_a_read_never_answered_are_no_progress() {
+    let mut w = window(8);
+    post(&mut w, Kind::Read, 2 * MTU);
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    // The peer acknowledges the write after the read each time it comes
+    // again, and never answers the read: the retries still run out.
+    let mut now = 0;
+    while now < 10_000 {
+        now += 1;
+        match w.tick(now, 14, 2, &Ms) {
+            Timer::Idle => {}
+            Timer::GiveUp => break,
+            _ => {
+                send_all(&mut w, now);
+                w.ack(Psn::new(2), now);
+            }
+        }
+    }
+    // Timeouts of 68, 136 and 272 ticks.
+    assert_eq!(now, 68 + 136 + 272);
+}
+
+#[test]
 fn no_probe_before_an_answer_time_is_known() {
     let mut w = window(8);
     post(&mut w, Kind::Data, MTU);
