@@ -18,7 +18,8 @@
 //! response that makes progress opens it by one again. A silence longer than
 //! the QP's timeout is a retry, which counts against `retry_cnt` and backs
 //! the timer off; a silence longer than the peer usually takes to answer is
-//! a probe, sent once per progress and not counted.
+//! a probe, not counted: the last packet alone, asking for an ACK, then, if
+//! the peer stays silent, everything not acknowledged.
 //!
 //! This file holds the window and how requests enter and leave it;
 //! `window/response.rs` what the peer's responses mean for it, and
@@ -335,8 +336,9 @@ pub(crate) enum Timer {
     Idle,
     /// An RNR wait ended: send again.
     RnrDone,
-    /// The peer was silent longer than it takes: sent again from the
-    /// oldest unacknowledged packet, without counting a retry.
+    /// The peer was silent longer than it takes: sent again, the last
+    /// packet or from the oldest unacknowledged one, without counting a
+    /// retry.
     Probe,
     /// The timeout passed: sent again, as a retry.
     Retry,
@@ -403,8 +405,10 @@ pub(crate) struct SendWindow<S> {
     waiting_since: u64,
     /// How long the peer takes to answer.
     rtt: Rtt,
-    /// Asked again once since the last progress, before the timeout.
-    probed: bool,
+    /// Probes since the last progress: see [`SendWindow::tick`].
+    probes: u8,
+    /// The next packet asks for an ACK, whatever it is: it is a probe.
+    ack_next: bool,
     /// After an RNR NAK: when to try again.
     rnr_until: Option<u64>,
 }
@@ -433,7 +437,8 @@ where
             rnr_retries: 0,
             waiting_since: 0,
             rtt: Rtt::default(),
-            probed: false,
+            probes: 0,
+            ack_next: false,
             rnr_until: None,
         }
     }
@@ -446,7 +451,7 @@ where
         self.backoff = 0;
         self.window = WINDOW;
         self.rtt = Rtt::default();
-        self.probed = false;
+        self.probes = 0;
     }
 
     /// The oldest request not completed: the send queue's consumer index.
@@ -624,16 +629,18 @@ where
     }
 
     /// Whether a packet at `psn` asks for an ACK: the last of a message
-    /// (`ends`), or on RC one after enough unacknowledged ones. Counts it
-    /// as sent at `now`, for the answer time, if it is new.
+    /// (`ends`), a probe, or on RC one after enough unacknowledged ones.
+    /// Counts it as sent at `now`, for the answer time, if it is new.
     pub(crate) fn ack_req(&mut self, rc: bool, ends: bool, psn: Psn, now: u64) -> bool {
         self.noack += 1;
         // A window shrunk below 2 * ACK_EVERY would otherwise fill before
         // the peer is asked for the ACK that opens it again.
-        if !rc || !(ends || self.noack >= (self.window / 2).min(ACK_EVERY)) {
+        let due = ends || self.ack_next || self.noack >= (self.window / 2).min(ACK_EVERY);
+        if !rc || !due {
             return false;
         }
         self.noack = 0;
+        self.ack_next = false;
         if !psn.before(self.high) {
             self.rtt.sent(psn, now);
         }
@@ -777,7 +784,7 @@ where
         self.rtt.answered_before(self.una, now);
         self.retries = 0;
         self.rnr_retries = 0;
-        self.probed = false;
+        self.probes = 0;
         self.window = (self.window + 1).min(WINDOW);
         self.waiting_since = now;
     }

@@ -192,29 +192,78 @@ fn backoff_is_capped_and_unwinds_as_requests_complete() {
     assert_eq!(w.backoff, MAX_BACKOFF - 1);
 }
 
-#[test]
-fn a_silent_peer_is_probed_once_per_progress() {
-    let mut w = window(8);
-    post(&mut w, Kind::Data, MTU);
-    send_all(&mut w, 0);
-    // The peer answers in 2 ticks: the learnt timeout is 6.
+/// A window whose peer answered in 2 ticks (a learnt timeout of 6), with
+/// a message of `packets` sent at tick 10 from PSN 1: returns the probe's
+/// floor, an eighth of timeout code 14, 9 ticks.
+fn sent_to_a_fast_peer(w: &mut Window, packets: u32) -> u64 {
+    post(w, Kind::Data, MTU);
+    send_all(w, 0);
     w.ack(Psn::new(0), 2);
-    done(&mut w);
-    post(&mut w, Kind::Data, MTU);
-    send_all(&mut w, 10);
-    // An eighth of the timeout, 9 ticks, is the floor.
+    done(w);
+    post(w, Kind::Data, packets * MTU);
+    send_all(w, 10);
     let floor = Ms.usecs_to_ticks(timeout_usecs(14) / PROBE_FLOOR_SHARE);
     assert_eq!(floor, 9);
+    floor
+}
+
+#[test]
+fn a_silent_peer_is_probed_twice_per_progress() {
+    let mut w = window(8);
+    let floor = sent_to_a_fast_peer(&mut w, 1);
     assert_eq!(w.timer_usecs(14, &Ms), Some(floor as u32 * 1000));
     assert_eq!(w.tick(10 + floor - 1, 14, 0, &Ms), Timer::Idle);
     assert_eq!(w.tick(10 + floor, 14, 0, &Ms), Timer::Probe);
-    assert_eq!(psns(&send_all(&mut w, 10 + floor)), [1]);
-    // Once only: then the timeout decides, not counting the probe.
-    assert_eq!(w.tick(10 + 2 * floor, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(send_all(&mut w, 10 + floor), [(1, true)]);
+    // Still silent: everything not acknowledged, which here is the same.
+    assert_eq!(w.tick(10 + 2 * floor, 14, 0, &Ms), Timer::Probe);
+    assert_eq!(psns(&send_all(&mut w, 10 + 2 * floor)), [1]);
+    // Then the timeout decides, not counting the probes.
+    assert_eq!(w.tick(10 + 3 * floor, 14, 0, &Ms), Timer::Idle);
     assert_eq!(w.timer_usecs(14, &Ms), Some(timeout_usecs(14)));
-    let timeout = Ms.usecs_to_ticks(timeout_usecs(14));
-    assert_eq!(w.tick(10 + floor + timeout - 1, 14, 0, &Ms), Timer::Idle);
-    assert_eq!(w.tick(10 + floor + timeout, 14, 0, &Ms), Timer::GiveUp);
+    let given_up = 10 + 2 * floor + Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(w.tick(given_up - 1, 14, 0, &Ms), Timer::Idle);
+    assert_eq!(w.tick(given_up, 14, 0, &Ms), Timer::GiveUp);
+}
+
+#[test]
+fn a_tail_probe_is_the_last_packet_alone() {
+    let mut w = window(8);
+    let floor = sent_to_a_fast_peer(&mut w, 4);
+    assert_eq!(w.tick(10 + floor, 14, 0, &Ms), Timer::Probe);
+    // Not the four packets again: the last, asking for an ACK.
+    assert_eq!(send_all(&mut w, 10 + floor), [(4, true)]);
+    // The peer had them all, and says so.
+    w.ack(Psn::new(4), 10 + floor + 2);
+    assert_eq!(done(&mut w), 1);
+    assert_eq!(w.timer_usecs(14, &Ms), None);
+}
+
+#[test]
+fn a_tail_probe_draws_a_nak_for_what_was_lost() {
+    let mut w = window(8);
+    let floor = sent_to_a_fast_peer(&mut w, 4);
+    assert_eq!(w.tick(10 + floor, 14, 0, &Ms), Timer::Probe);
+    send_all(&mut w, 10 + floor);
+    // The last two were lost: the probe finds the peer expecting PSN 3.
+    w.seq_nak(Psn::new(3), 10 + floor + 2);
+    assert_eq!(psns(&send_all(&mut w, 10 + floor + 2)), [3, 4]);
+    // That was progress: the next silence is probed with the tail again.
+    assert_eq!(w.tick(10 + 2 * floor + 2, 14, 0, &Ms), Timer::Probe);
+    assert_eq!(send_all(&mut w, 10 + 2 * floor + 2), [(4, true)]);
+}
+
+#[test]
+fn a_read_waiting_is_probed_from_the_oldest_unacknowledged() {
+    let mut w = window(8);
+    let floor = sent_to_a_fast_peer(&mut w, 2);
+    post(&mut w, Kind::Read, 2 * MTU);
+    send_all(&mut w, 10);
+    // An ACK would not bring the read's responses back.
+    assert_eq!(w.tick(10 + floor, 14, 0, &Ms), Timer::Probe);
+    assert_eq!(psns(&send_all(&mut w, 10 + floor)), [1, 2, 3]);
+    // And only once.
+    assert_eq!(w.tick(10 + 2 * floor, 14, 0, &Ms), Timer::Idle);
 }
 
 #[test]

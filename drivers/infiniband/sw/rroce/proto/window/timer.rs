@@ -14,6 +14,10 @@ use core::ops::DerefMut;
 /// few, short enough that a lost tail costs milliseconds, not the timeout.
 pub(super) const PROBE_FLOOR_SHARE: u32 = 8;
 
+/// Probes a silent peer gets between two progresses, before the timeout:
+/// the last packet alone, then everything not acknowledged.
+const PROBES: u8 = 2;
+
 /// The transport timeout of a QP's `timeout` code, 4.096 us * 2^timeout, in
 /// microseconds.
 pub(crate) fn timeout_usecs(timeout: u8) -> u32 {
@@ -99,6 +103,40 @@ where
         self.rewind(self.una);
     }
 
+    /// The last packet sent, if sending it again alone, asking for an ACK,
+    /// tells what the peer lacks: a peer that has it acknowledges everything
+    /// up to it, one that lacks packets before it asks for them with a
+    /// sequence NAK. Not while a read or atomic waits for its answer, which
+    /// an ACK does not bring back; nor while anything waits to be sent
+    /// again, or once a shrunk window no longer holds that packet.
+    fn tail(&self) -> Option<Psn> {
+        let last = self.high + Psn::MASK;
+        if self.reads_pending() || last.distance_from(self.una) >= self.window {
+            return None;
+        }
+        let t = self.get(self.find(last)?)?.as_ref();
+        (t.next_psn() == self.high).then_some(last)
+    }
+
+    /// Probes the peer, as of `now`: first with the last packet alone, as
+    /// TCP's tail loss probe does, which costs one packet where the peer,
+    /// not the link, is slow; then, or if that cannot tell, by sending
+    /// again from the oldest packet not acknowledged.
+    fn probe(&mut self, now: u64) {
+        match self.tail().filter(|_| self.probes == 0) {
+            Some(last) => {
+                self.probes = 1;
+                self.waiting_since = now;
+                self.ack_next = true;
+                self.rewind(last);
+            }
+            None => {
+                self.probes = PROBES;
+                self.resend(now);
+            }
+        }
+    }
+
     /// The timeout the peer's answer times call for, in ticks; 0 before
     /// any was measured.
     fn learnt_timeout(&self, clock: &impl Clock) -> u64 {
@@ -110,9 +148,10 @@ where
     /// clock, which counts whole ticks, and at least an eighth of the
     /// timeout, as a peer that answers within a tick may still stall for
     /// several (a VM whose host is busy). None before an answer time is
-    /// measured, or once asked again since the last progress.
+    /// measured, or once sent again from the oldest packet not acknowledged
+    /// since the last progress.
     fn probe_after(&self, timeout_us: u32, clock: &impl Clock) -> Option<u64> {
-        if self.probed {
+        if self.probes >= PROBES {
             return None;
         }
         match self.learnt_timeout(clock) {
@@ -176,8 +215,7 @@ where
                 .probe_after(timeout_us, clock)
                 .is_some_and(|after| silence >= after)
             {
-                self.probed = true;
-                self.resend(now);
+                self.probe(now);
                 return Timer::Probe;
             }
             return Timer::Idle;
