@@ -405,7 +405,8 @@ pub(crate) struct SendWindow<S> {
     waiting_since: u64,
     /// How long the peer takes to answer.
     rtt: Rtt,
-    /// Probes since the last progress: see [`SendWindow::tick`].
+    /// Probes since the last progress: 1 after the last packet alone, 2
+    /// once everything not acknowledged was sent again.
     probes: u8,
     /// The next packet asks for an ACK, whatever it is: it is a probe.
     ack_next: bool,

@@ -97,10 +97,10 @@ where
         }
     }
 
-    /// Sends again, as of `now`, from the oldest packet not acknowledged.
-    fn resend(&mut self, now: u64) {
+    /// Sends again, as of `now`, from `psn`.
+    fn resend_from(&mut self, psn: Psn, now: u64) {
         self.waiting_since = now;
-        self.rewind(self.una);
+        self.rewind(psn);
     }
 
     /// The last packet sent, if sending it again alone, asking for an ACK,
@@ -126,13 +126,12 @@ where
         match self.tail().filter(|_| self.probes == 0) {
             Some(last) => {
                 self.probes = 1;
-                self.waiting_since = now;
                 self.ack_next = true;
-                self.rewind(last);
+                self.resend_from(last, now);
             }
             None => {
                 self.probes = PROBES;
-                self.resend(now);
+                self.resend_from(self.una, now);
             }
         }
     }
@@ -231,7 +230,7 @@ where
         self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
         // Nor should it get a whole window to chew through again.
         self.lost();
-        self.resend(now);
+        self.resend_from(self.una, now);
         Timer::Retry
     }
 }
