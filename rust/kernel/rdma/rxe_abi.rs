@@ -157,6 +157,7 @@ const _: () = {
     assert!(cqe::user::QP_NUM == offset_of!(Wc, qp_num));
     assert!(cqe::user::SRC_QP == offset_of!(Wc, src_qp));
     assert!(cqe::user::WC_FLAGS == offset_of!(Wc, wc_flags));
+    assert!(cqe::user::SL == offset_of!(Wc, sl));
     assert!(cqe::user::PORT_NUM == offset_of!(Wc, port_num));
 
     assert!(WrOpcode::Write as u32 == bindings::ib_wr_opcode_IB_WR_RDMA_WRITE);

@@ -10,7 +10,7 @@
 //! ```text
 //! struct ib_uverbs_wc (48 bytes)
 //!   0 wr_id  8 status  12 opcode  20 byte_len  24 ex  28 qp_num  32 src_qp
-//!  36 wc_flags  46 port_num
+//!  36 wc_flags  44 sl  46 port_num
 //! kernel element (64 bytes): the above, then 48 QP handle  56 IP version
 //! ```
 //!
@@ -44,6 +44,8 @@ pub(crate) mod user {
     pub(crate) const SRC_QP: usize = 32;
     /// `wc_flags`.
     pub(crate) const WC_FLAGS: usize = 36;
+    /// `sl`.
+    pub(crate) const SL: usize = 44;
     /// `port_num`.
     pub(crate) const PORT_NUM: usize = 46;
 }
@@ -118,6 +120,20 @@ pub(crate) const WC_WITH_INVALIDATE: u32 = 1 << 2;
 /// `IBV_WC_IP_CSUM_OK` there), and no uapi header names it.
 const USER_WC_WITH_INV: u32 = 1 << 3;
 
+/// The `sl` of a UD receive in a user ring: the RoCE v2 packet's L3 header
+/// type, as Mellanox NICs report it there (1 IPv6, 2 IPv4), since the
+/// verbs' `struct ibv_wc` has no other field for the flag IBTA Annex A17
+/// (A17.4.5.1) puts in a UD completion. UCX up to 1.18 reads it to find the
+/// destination GID in the GRH area: without it, it drops every packet of an
+/// IPv4 GID. RoCE has no SL on the wire, so nothing else is lost.
+fn user_sl(flags: u32, ip_version: u8) -> u8 {
+    match ip_version {
+        4 if flags & WC_GRH != 0 => 2,
+        6 if flags & WC_GRH != 0 => 1,
+        _ => 0,
+    }
+}
+
 /// The flags of a completion as a process reads them.
 fn user_wc_flags(flags: u32) -> u32 {
     let same = flags & (WC_GRH | WC_WITH_IMM);
@@ -160,6 +176,7 @@ impl<Q> Wc<Q> {
         put(user::QP_NUM, &self.qp_num.to_ne_bytes());
         put(user::SRC_QP, &self.src_qp.to_ne_bytes());
         put(user::WC_FLAGS, &user_wc_flags(self.flags).to_ne_bytes());
+        put(user::SL, &[user_sl(self.flags, self.ip_version)]);
         put(user::PORT_NUM, &[1]);
         b
     }
@@ -257,6 +274,20 @@ mod tests {
         assert_eq!(ne_u32(&user, user::WC_FLAGS), USER_WC_WITH_INV | WC_GRH);
         let kernel = KernelWc::read(&wc(WC_WITH_INVALIDATE | WC_GRH).to_kernel_bytes());
         assert_eq!(kernel.flags, WC_WITH_INVALIDATE | WC_GRH);
+    }
+
+    #[test]
+    fn ud_receives_tell_the_ip_version_in_sl() {
+        let ud = |ip_version| {
+            Wc {
+                ip_version,
+                ..wc(WC_GRH)
+            }
+            .to_bytes()[user::SL]
+        };
+        assert_eq!(ud(4), 2);
+        assert_eq!(ud(6), 1);
+        assert_eq!(wc(WC_WITH_IMM).to_bytes()[user::SL], 0);
     }
 
     #[test]
