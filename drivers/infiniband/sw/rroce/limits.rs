@@ -43,8 +43,9 @@ pub(crate) const MAX_MW: u32 = LAST_MW_INDEX - FIRST_MW_INDEX + 1;
 
 /// AH numbers; 0 means "none" to the rxe provider.
 pub(crate) const MAX_AH: u32 = (1 << 16) - 1;
-/// The most completions per CQ, as the C rxe: a ring of 2^15 slots.
-pub(crate) const MAX_CQE: u32 = (1 << 15) - 1;
+/// The most completions per CQ: a ring of 2^20 slots. libfabric's RDM
+/// endpoints ask for 262,144 (the C rxe's 32,767 refuses them).
+pub(crate) const MAX_CQE: u32 = (1 << 20) - 1;
 /// The most CQs, PDs and SRQs the device reports.
 pub(crate) const MAX_CQ: u32 = 1 << 16;
 pub(crate) const MAX_PD: u32 = 1 << 16;
