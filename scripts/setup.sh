@@ -40,7 +40,8 @@ apt_install() {
 }
 
 # Build prerequisites of the kernel and of rroce, the VM, and the userspace
-# the tests run inside it (the VM shares the host's root file system); for
+# the tests run inside it (the VM shares the host's root file system): RDMA
+# tools, and the middleware people build on (UCX, Open MPI, libfabric); for
 # make bench and scripts/profile.sh, gnuplot and perf.
 PACKAGES=(
 	linux-source-6.12
@@ -49,6 +50,7 @@ PACKAGES=(
 	qemu-system-x86 qemu-utils
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	libibverbs-dev librdmacm-dev
+	ucx-utils libucx-dev openmpi-bin libopenmpi-dev libfabric-bin libfabric-dev
 	iproute2 iperf3 iputils-ping procps
 	fio nfs-kernel-server
 	gnuplot-nox linux-perf

@@ -36,8 +36,9 @@ ktap_fail() {
 	ktap_count=$((ktap_count + 1))
 	ktap_failed=$((ktap_failed + 1))
 	echo "not ok $ktap_count $*"
-	# Tell the peer VM not to wait for us any longer.
-	in_vm && touch "$RROCE_SHARED/failed.vm$RROCE_VM"
+	# Tell the peer VM not to wait for us any longer, unless this only
+	# reports on the C rxe for comparison.
+	in_vm && [ -z "${REFERENCE_ONLY:-}" ] && touch "$RROCE_SHARED/failed.vm$RROCE_VM"
 }
 ktap_result() { if [ "$1" = 0 ]; then ktap_ok "${@:2}"; else ktap_fail "${@:2}"; fi; }
 ktap_skip_all() { echo "1..0 # SKIP $*"; exit $KSFT_SKIP; }
@@ -281,4 +282,24 @@ wait_cm_listen() {
 # gid6_index DEV IPV6: as gid_index, for a full IPv6 address.
 gid6_index() {
 	gid_wait "$1" "$(python3 -c 'import ipaddress,sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2")"
+}
+
+# rexec_serve FLAG: run what the peer's rexec.sh (Open MPI's remote shell)
+# hands over, one command at a time, until the peer signals FLAG or is
+# gone. True if it ran at least one and all ended well.
+rexec_serve() {
+	local job ran=0 failed=0
+	until [ -e "$RROCE_SHARED/sync.$1.vm$(peer)" ] || peer_gone; do
+		for job in "$RROCE_SHARED"/rexec."$(peer)".*.cmd; do
+			[ -e "$job" ] || continue
+			job=${job%.cmd}
+			mv "$job.cmd" "$job.run"
+			bash -c "$(cat "$job.run")" >"$job.out" 2>&1
+			echo $? >"$job.status"
+			ran=$((ran + 1))
+			[ "$(cat "$job.status")" = 0 ] || failed=$((failed + 1))
+		done
+		sleep 0.2
+	done
+	[ $ran -gt 0 ] && [ $failed = 0 ]
 }

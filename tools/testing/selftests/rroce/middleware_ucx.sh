@@ -1,0 +1,145 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# UCX over rroce, as Debian ships it (1.13): every UCX transport that
+# applies to a RoCE device, ud_verbs alone and rc_verbs (which wires up
+# through ud_verbs), on the IPv4 and the IPv6 RoCE v2 GID. ucp_check.c
+# moves tagged messages from 1 byte to 4 MiB (eager, and rendezvous by
+# RDMA READ or WRITE), stream messages, puts, gets and atomics through UCP
+# and checks every byte; ucx_perftest runs UCX's own tag, stream, RMA and
+# atomic tests. First on one device (both processes in VM 1, shared memory
+# transports left out), then between the VMs. Then the same on the C
+# rdma_rxe, whose outcome is printed, not tested: UCX up to 1.18 drops
+# every UD packet of its IPv4 GID there (it reads the packet's IP version
+# from the completion's sl, which rxe leaves 0).
+
+. "$(dirname "$0")/lib.sh"
+in_vm || build_prog ucp_check -lucp -lucs
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+vm_main 2 "$PROG"
+
+UCP_CHECK=$1
+require_cmd ucx_perftest rdma
+if [ "$RROCE_VM" = 1 ]; then ktap_plan 18; else ktap_plan 8; fi
+# UCX gives up on a silent UD peer after UCX_UD_TIMEOUT (30 s).
+LIMIT=$((120 * SLOWDOWN))
+TRANSPORTS="ud_verbs,self rc_verbs,ud_verbs,self"
+
+# ucx_env DEV GID: the environment that puts UCX on port 1 of DEV and its
+# GID index GID, and nothing else.
+ucx_env() { echo "UCX_NET_DEVICES=$1:1 UCX_IB_GID_INDEX=$2"; }
+
+# ucp_loop TLS GID: ucp_check with server and client on one device ($DEV);
+# false unless both pass every check.
+ucp_loop() {
+	local server status
+	env $(ucx_env "$DEV" "$2") UCX_TLS="$1" timeout "$LIMIT" "$UCP_CHECK" -p 13340 >/tmp/ucp.server 2>&1 &
+	server=$!
+	wait_listen 13340 &&
+		env $(ucx_env "$DEV" "$2") UCX_TLS="$1" timeout "$LIMIT" "$UCP_CHECK" -p 13340 "$RROCE_IP4" >/tmp/ucp.client 2>&1
+	status=$?
+	wait $server || status=1
+	grep -h 'not ok\|ucp_check:\|UCX  ERROR\|Fatal' /tmp/ucp.server /tmp/ucp.client | sed 's/^/#   /'
+	return $status
+}
+
+# perftest_loop ARG...: ucx_perftest ARG... on one device, over rc_verbs;
+# false unless the client prints its final row.
+perftest_loop() {
+	local server status
+	env $(ucx_env "$DEV" "$gid4") UCX_TLS=rc_verbs,ud_verbs,self timeout "$LIMIT" \
+		ucx_perftest -p 13341 "$@" >/tmp/perftest.server 2>&1 &
+	server=$!
+	wait_listen 13341 &&
+		env $(ucx_env "$DEV" "$gid4") UCX_TLS=rc_verbs,ud_verbs,self timeout "$LIMIT" \
+			ucx_perftest "$RROCE_IP4" -p 13341 "$@" >/tmp/perftest.client 2>&1
+	status=$?
+	wait $server || status=1
+	grep -h 'Final\|ERROR\|Fatal' /tmp/perftest.client | sed 's/^/#   /'
+	grep -q '^Final:' /tmp/perftest.client && return $status
+}
+
+# ucp_pair NAME PORT TLS GID: ucp_check between the VMs, one KTAP line each.
+ucp_pair() {
+	PAIR_TIMEOUT=120 pair "$1" "$2" "ucp_check: [0-9]+ passed, 0 failed" \
+		env $(ucx_env "$DEV" "$4") UCX_TLS="$3" "$UCP_CHECK" -p "$2"
+}
+
+# rxe_pair NAME PORT TLS GID: the same, its outcome printed only.
+rxe_pair() {
+	local server status
+	if [ "$RROCE_VM" = 1 ]; then
+		env $(ucx_env "$DEV" "$4") UCX_TLS="$3" timeout "$LIMIT" "$UCP_CHECK" -p "$2" >/tmp/ucp.server 2>&1 &
+		server=$!
+		wait_listen "$2" && vm_signal "$1"
+		await $server
+	else
+		vm_wait "$1" &&
+			env $(ucx_env "$DEV" "$4") UCX_TLS="$3" timeout "$LIMIT" "$UCP_CHECK" -p "$2" "$(peer_ip4)" \
+				>/tmp/ucp.client 2>&1
+	fi
+	if [ $? = 0 ]; then status=pass; else status=FAIL; fi
+	echo "# rxe: ucp_check over ${3%%,*} between the VMs, IPv4 GID: $status"
+}
+
+driver_up rroce
+ktap_result $? "rroce0 on eth0"
+gid4=$(gid_index "$DEV" "$RROCE_IP4")
+gid6=$(gid6_index "$DEV" "$RROCE_IP6")
+sent=$(link_counter "$DEV" sent_pkts)
+
+if [ "$RROCE_VM" = 1 ]; then
+	for tls in $TRANSPORTS; do
+		for gid in "$gid4" "$gid6"; do
+			ip=IPv4 && [ "$gid" = "$gid6" ] && ip=IPv6
+			ucp_loop "$tls" "$gid"
+			ktap_result $? "ucp_check over ${tls%%,*} on one device, $ip GID: every byte intact"
+		done
+	done
+	for test in "tag_bw -s 65536" "tag_lat -s 8" "stream_bw -s 65536" "ucp_put_bw -s 65536" \
+		"ucp_get -s 65536" "ucp_add"; do
+		perftest_loop -t $test -n $((200 / SLOWDOWN))
+		ktap_result $? "ucx_perftest -t $test on one device"
+	done
+fi
+ucp_pair ucp_check_ud_v4 13342 ud_verbs,self "$gid4"
+ucp_pair ucp_check_rc_v4 13343 rc_verbs,ud_verbs,self "$gid4"
+ucp_pair ucp_check_rc_v6 13344 rc_verbs,ud_verbs,self "$gid6"
+SERVER_CHECK="Accepted connection" PAIR_TIMEOUT=120 pair ucx_perftest_tag_bw 13349 "^Final: +$((200 / SLOWDOWN)) " \
+	env $(ucx_env "$DEV" "$gid4") UCX_TLS=rc_verbs,ud_verbs,self \
+	ucx_perftest -p 13349 -t tag_bw -s 1048576 -n $((200 / SLOWDOWN))
+SERVER_CHECK="Accepted connection" PAIR_TIMEOUT=120 pair ucx_perftest_ud_lat 13350 "^Final: +$((200 / SLOWDOWN)) " \
+	env $(ucx_env "$DEV" "$gid4") UCX_TLS=ud_verbs,self \
+	ucx_perftest -p 13350 -t ucp_put_lat -s 8 -n $((200 / SLOWDOWN))
+
+# The packets went through the device, not around it.
+[ "$(link_counter "$DEV" sent_pkts)" -gt $((sent + 1000)) ]
+ktap_result $? "rroce0 sent the traffic ($(($(link_counter "$DEV" sent_pkts) - sent)) packets)"
+show_link_stats "$DEV"
+driver_down rroce
+ktap_result $? "delete the device and unload"
+
+# rdma_rxe, for comparison: printed, not tested. UCX waits UCX_UD_TIMEOUT
+# for a silent UD peer before it gives up; a shorter one keeps this short.
+export UCX_UD_TIMEOUT=10s
+if driver_up rxe; then
+	gid4=$(gid_index "$DEV" "$RROCE_IP4")
+	gid6=$(gid6_index "$DEV" "$RROCE_IP6")
+	if [ "$RROCE_VM" = 1 ]; then
+		for tls in $TRANSPORTS; do
+			for gid in "$gid4" "$gid6"; do
+				ip=IPv4 && [ "$gid" = "$gid6" ] && ip=IPv6
+				verdict=FAIL
+				ucp_loop "$tls" "$gid" >/dev/null && verdict=pass
+				echo "# rxe: ucp_check over ${tls%%,*} on one device, $ip GID: $verdict"
+			done
+		done
+		vm_signal rxe.ready
+	else
+		vm_wait rxe.ready 300
+	fi
+	rxe_pair rxe_ud 13351 ud_verbs,self "$gid4"
+	rxe_pair rxe_rc 13352 rc_verbs,ud_verbs,self "$gid4"
+	driver_down rxe
+fi
+ktap_finish

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * UCX's UCP API between two processes, every byte checked: tagged messages
+ * from 1 byte to 4 MiB each way (eager below UCX's rendezvous threshold,
+ * RDMA READ or WRITE zero copy above), stream messages, puts and gets into
+ * the peer's registered memory, and 64-bit atomics (add, fetch-and-add,
+ * compare-and-swap) on one of its words. The transports are the ones
+ * UCX_TLS and UCX_NET_DEVICES allow.
+ *
+ *   ucp_check -p PORT [-r ROUNDS]            server
+ *   ucp_check -p PORT [-r ROUNDS] ADDRESS    client (IPv4 address of the server)
+ *
+ * The two meet over TCP to swap UCP worker addresses and keys, then use UCP
+ * only. Each side prints one "ok"/"not ok" line per check and
+ * "ucp_check: N passed, N failed"; the exit status is 1 if any failed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+static ucp_context_h context;
+static ucp_worker_h worker;
+static ucp_ep_h ep;
+static int sock, is_server, passed, failed;
+
+static void check(int ok, const char *what)
+{
+	if (ok)
+		passed++;
+	else
+		failed++;
+	printf("%s %s\n", ok ? "ok" : "not ok", what);
+	fflush(stdout);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "ucp_check: %s\n", what);
+	exit(2);
+}
+
+static void oob_write(const void *b, size_t len)
+{
+	if (write(sock, b, len) != (ssize_t)len)
+		die("out-of-band write");
+}
+
+/* Reads keep the worker progressing: a transport without RDMA (ud_verbs)
+ * serves the peer's puts, gets and atomics in software, here. */
+static void oob_read(void *b, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = recv(sock, (char *)b + got, len - got, worker ? MSG_DONTWAIT : 0);
+
+		if (n < 0 && errno == EAGAIN) {
+			ucp_worker_progress(worker);
+			continue;
+		}
+		if (n <= 0)
+			die("out-of-band read");
+		got += n;
+	}
+}
+
+/* A blob of LEN bytes, its length first. */
+static void oob_send(const void *b, uint64_t len)
+{
+	oob_write(&len, sizeof(len));
+	oob_write(b, len);
+}
+
+static void *oob_recv(void)
+{
+	uint64_t len;
+	void *b;
+
+	oob_read(&len, sizeof(len));
+	if (len > (1 << 20) || !(b = malloc(len)))
+		die("out-of-band blob");
+	oob_read(b, len);
+	return b;
+}
+
+/* Both sides have come this far. */
+static void barrier(void)
+{
+	char c = 0;
+
+	oob_write(&c, 1);
+	oob_read(&c, 1);
+}
+
+static void oob_connect(const char *server, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int one = 1;
+
+	if (!server) {
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		a.sin_addr.s_addr = INADDR_ANY;
+		if (bind(l, (void *)&a, sizeof(a)) || listen(l, 1))
+			die("listen");
+		sock = accept(l, NULL, NULL);
+		close(l);
+	} else {
+		sock = socket(AF_INET, SOCK_STREAM, 0);
+		if (inet_pton(AF_INET, server, &a.sin_addr) != 1)
+			die("bad server address");
+		for (int i = 0; i < 300 && connect(sock, (void *)&a, sizeof(a)); i++)
+			usleep(100000);
+	}
+	if (sock < 0)
+		die("connect");
+}
+
+/* Progress until REQ, a request or status pointer, is done. */
+static ucs_status_t wait_for(void *req)
+{
+	ucs_status_t st;
+
+	if (UCS_PTR_IS_ERR(req))
+		return UCS_PTR_STATUS(req);
+	if (!req)
+		return UCS_OK;
+	while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS)
+		ucp_worker_progress(worker);
+	ucp_request_free(req);
+	return st;
+}
+
+static unsigned char pattern(int from, size_t len, int round, size_t i)
+{
+	return (unsigned char)(i * 29 + len * 5 + from * 97 + round * 11 + (i >> 9));
+}
+
+static void fill(unsigned char *b, int from, size_t len, int round)
+{
+	for (size_t i = 0; i < len; i++)
+		b[i] = pattern(from, len, round, i);
+}
+
+static int intact(const unsigned char *b, int from, size_t len, int round)
+{
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != pattern(from, len, round, i)) {
+			fprintf(stderr, "byte %zu of %zu differs\n", i, len);
+			return 0;
+		}
+	return 1;
+}
+
+static const size_t sizes[] = { 1, 64, 1000, 4096, 8192, 16384, 65536, 262144, 1 << 20, 4 << 20 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define MAXLEN (4 << 20)
+
+static void tag_messages(unsigned char *buf, int rounds)
+{
+	ucp_request_param_t p = { 0 };
+	char what[80];
+
+	for (size_t s = 0; s < NSIZES; s++) {
+		size_t len = sizes[s];
+		int ok = 1;
+
+		for (int r = 0; r < rounds; r++) {
+			for (int from = 0; from < 2; from++) {
+				if (from == is_server) {
+					fill(buf, from, len, r);
+					ok &= wait_for(ucp_tag_send_nbx(ep, buf, len, s, &p)) == UCS_OK;
+				} else {
+					memset(buf, 0, len);
+					ok &= wait_for(ucp_tag_recv_nbx(worker, buf, len, s, ~0ull, &p)) == UCS_OK;
+					ok &= intact(buf, from, len, r);
+				}
+			}
+		}
+		snprintf(what, sizeof(what), "tag send/recv %zu bytes, %d rounds each way", len, rounds);
+		check(ok, what);
+	}
+}
+
+static void stream_messages(unsigned char *buf, int rounds)
+{
+	ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_STREAM_RECV_FLAG_WAITALL };
+	ucp_request_param_t sp = { 0 };
+	const size_t len = 1 << 20;
+	int ok = 1;
+
+	for (int r = 0; r < rounds; r++) {
+		if (!is_server) {
+			fill(buf, 0, len, r);
+			ok &= wait_for(ucp_stream_send_nbx(ep, buf, len, &sp)) == UCS_OK;
+		} else {
+			size_t got = 0;
+
+			memset(buf, 0, len);
+			ok &= wait_for(ucp_stream_recv_nbx(ep, buf, len, &got, &p)) == UCS_OK;
+			ok &= intact(buf, 0, len, r);
+		}
+	}
+	check(ok, is_server ? "stream: 1 MiB messages received intact" : "stream: 1 MiB messages sent");
+}
+
+/* The server's memory, which the client writes, reads and adds to. */
+static void rma_and_atomics(unsigned char *buf, int rounds)
+{
+	ucp_request_param_t p = { 0 };
+	ucp_mem_map_params_t mp = {
+		.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+		.address = buf,
+		.length = MAXLEN,
+	};
+	ucp_mem_h mem;
+	char what[80];
+
+	if (ucp_mem_map(context, &mp, &mem) != UCS_OK)
+		die("ucp_mem_map");
+	if (is_server) {
+		uint64_t addr = (uintptr_t)buf;
+		void *rkey;
+		size_t rkey_len;
+
+		ucp_rkey_pack(context, mem, &rkey, &rkey_len);
+		oob_send(&addr, sizeof(addr));
+		oob_send(rkey, rkey_len);
+		ucp_rkey_buffer_release(rkey);
+		/* The client puts, then asks us to check. */
+		for (size_t s = 0; s < NSIZES; s++) {
+			int ok;
+
+			barrier();
+			ok = intact(buf, 1, sizes[s], 0);
+			snprintf(what, sizeof(what), "put of %zu bytes arrived intact", sizes[s]);
+			check(ok, what);
+			fill(buf, 0, sizes[s], 1);
+			barrier();
+		}
+		barrier();
+		memset(buf, 0, 8);
+		barrier();
+		barrier();
+		snprintf(what, sizeof(what), "atomics left %#llx", (unsigned long long)*(uint64_t *)buf);
+		check(*(uint64_t *)buf == 0xdead0000ull + 3ull * 100 * rounds, what);
+	} else {
+		uint64_t *addr = oob_recv(), remote = *addr, v, want;
+		void *packed = oob_recv();
+		unsigned char *local = malloc(MAXLEN);
+		ucp_rkey_h rkey;
+		int ok;
+
+		if (ucp_ep_rkey_unpack(ep, packed, &rkey) != UCS_OK)
+			die("ucp_ep_rkey_unpack");
+		for (size_t s = 0; s < NSIZES; s++) {
+			size_t len = sizes[s];
+
+			fill(local, 1, len, 0);
+			ok = wait_for(ucp_put_nbx(ep, local, len, remote, rkey, &p)) == UCS_OK &&
+			     wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
+			snprintf(what, sizeof(what), "put of %zu bytes completed", len);
+			check(ok, what);
+			barrier();
+			barrier();
+			memset(local, 0, len);
+			ok = wait_for(ucp_get_nbx(ep, local, len, remote, rkey, &p)) == UCS_OK && intact(local, 0, len, 1);
+			snprintf(what, sizeof(what), "get of %zu bytes intact", len);
+			check(ok, what);
+		}
+		barrier();
+		barrier();
+		/* add, then fetch-and-add, then a compare-and-swap that fails and one that succeeds */
+		ok = 1;
+		v = 1;
+		for (int i = 0; i < 100 * rounds; i++)
+			ok &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &v, 1, remote, rkey,
+							 &(ucp_request_param_t){
+								 .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+								 .datatype = ucp_dt_make_contig(8) })) == UCS_OK;
+		ok &= wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
+		for (int i = 0; i < 100 * rounds; i++) {
+			uint64_t old = 0;
+
+			v = 2;
+			ok &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &v, 1, remote, rkey,
+							 &(ucp_request_param_t){
+								 .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
+										 UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+								 .datatype = ucp_dt_make_contig(8),
+								 .reply_buffer = &old })) == UCS_OK;
+			ok &= old == 100ull * rounds + 2ull * i;
+		}
+		want = 3ull * 100 * rounds;
+		for (int i = 0; i < 2; i++) {
+			/* compare with 0 (fails), then with want; both return want */
+			uint64_t compare = i ? want : 0, old = 0xdead0000ull + want;
+
+			ok &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &compare, 1, remote, rkey,
+							 &(ucp_request_param_t){
+								 .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
+										 UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+								 .datatype = ucp_dt_make_contig(8),
+								 .reply_buffer = &old })) == UCS_OK;
+			ok &= old == want;
+		}
+		ok &= wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
+		snprintf(what, sizeof(what), "%d adds, %d fetch-and-adds, 2 compare-and-swaps", 100 * rounds,
+			 100 * rounds);
+		check(ok, what);
+		barrier();
+		ucp_rkey_destroy(rkey);
+		free(addr);
+		free(packed);
+		free(local);
+	}
+	barrier();
+	ucp_mem_unmap(context, mem);
+}
+
+int main(int argc, char **argv)
+{
+	ucp_params_t params = {
+		.field_mask = UCP_PARAM_FIELD_FEATURES,
+		.features = UCP_FEATURE_TAG | UCP_FEATURE_STREAM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64,
+	};
+	ucp_worker_params_t wp = { .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+				   .thread_mode = UCS_THREAD_MODE_SINGLE };
+	ucp_ep_params_t epp = { .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS };
+	int port = 13340, rounds = 2, opt;
+	ucp_address_t *addr;
+	size_t addr_len;
+	unsigned char *buf;
+	void *close_req;
+
+	while ((opt = getopt(argc, argv, "p:r:")) != -1) {
+		if (opt == 'p')
+			port = atoi(optarg);
+		else if (opt == 'r')
+			rounds = atoi(optarg);
+		else
+			die("usage: ucp_check -p PORT [-r ROUNDS] [SERVER]");
+	}
+	is_server = optind >= argc;
+	oob_connect(is_server ? NULL : argv[optind], port);
+
+	if (ucp_init(&params, NULL, &context) != UCS_OK || ucp_worker_create(context, &wp, &worker) != UCS_OK ||
+	    ucp_worker_get_address(worker, &addr, &addr_len) != UCS_OK)
+		die("UCP setup");
+	oob_send(addr, addr_len);
+	epp.address = oob_recv();
+	if (ucp_ep_create(worker, &epp, &ep) != UCS_OK)
+		die("ucp_ep_create");
+	ucp_worker_release_address(worker, addr);
+
+	buf = aligned_alloc(4096, MAXLEN);
+	tag_messages(buf, rounds);
+	barrier();
+	stream_messages(buf, rounds);
+	barrier();
+	rma_and_atomics(buf, rounds);
+
+	close_req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
+	wait_for(close_req);
+	barrier();
+	printf("ucp_check: %d passed, %d failed\n", passed, failed);
+	free(buf);
+	ucp_worker_destroy(worker);
+	ucp_cleanup(context);
+	return failed != 0;
+}
