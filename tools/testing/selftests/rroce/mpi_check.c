@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pattern.h"
+
 static int rank, passed, failed;
 
 /* Both ranks agree on each check: rank 0 reports it. */
@@ -30,28 +32,6 @@ static void check(int ok, const char *what)
 	if (rank == 0)
 		printf("%s %s\n", all ? "ok" : "not ok", what);
 	fflush(stdout);
-}
-
-/* The byte at I of a message of LEN bytes from FROM in round ROUND. */
-static unsigned char pattern(int from, size_t len, int round, size_t i)
-{
-	return (unsigned char)(i * 31 + len * 7 + from * 101 + round * 13 + (i >> 8));
-}
-
-static void fill(unsigned char *b, int from, size_t len, int round)
-{
-	for (size_t i = 0; i < len; i++)
-		b[i] = pattern(from, len, round, i);
-}
-
-static int intact(const unsigned char *b, int from, size_t len, int round)
-{
-	for (size_t i = 0; i < len; i++)
-		if (b[i] != pattern(from, len, round, i)) {
-			fprintf(stderr, "rank %d: byte %zu of %zu from %d differs\n", rank, i, len, from);
-			return 0;
-		}
-	return 1;
 }
 
 static const size_t sizes[] = { 0, 1, 8, 100, 1024, 4096, 8192, 16384, 65536, 262144, 1 << 20, 4 << 20 };

@@ -25,6 +25,8 @@
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
+#include "pattern.h"
+
 static ucp_context_h context;
 static ucp_worker_h worker;
 static ucp_ep_h ep;
@@ -137,27 +139,6 @@ static ucs_status_t wait_for(void *req)
 		ucp_worker_progress(worker);
 	ucp_request_free(req);
 	return st;
-}
-
-static unsigned char pattern(int from, size_t len, int round, size_t i)
-{
-	return (unsigned char)(i * 29 + len * 5 + from * 97 + round * 11 + (i >> 9));
-}
-
-static void fill(unsigned char *b, int from, size_t len, int round)
-{
-	for (size_t i = 0; i < len; i++)
-		b[i] = pattern(from, len, round, i);
-}
-
-static int intact(const unsigned char *b, int from, size_t len, int round)
-{
-	for (size_t i = 0; i < len; i++)
-		if (b[i] != pattern(from, len, round, i)) {
-			fprintf(stderr, "byte %zu of %zu differs\n", i, len);
-			return 0;
-		}
-	return 1;
 }
 
 static const size_t sizes[] = { 1, 64, 1000, 4096, 8192, 16384, 65536, 262144, 1 << 20, 4 << 20 };
