@@ -7,8 +7,10 @@
  * compare-and-swap) on one of its words. The transports are the ones
  * UCX_TLS and UCX_NET_DEVICES allow.
  *
- *   ucp_check -p PORT [-r ROUNDS]            server
- *   ucp_check -p PORT [-r ROUNDS] ADDRESS    client (IPv4 address of the server)
+ *   ucp_check -p PORT [-r ROUNDS] [-m MAX]            server
+ *   ucp_check -p PORT [-r ROUNDS] [-m MAX] ADDRESS    client (the server's IPv4 address)
+ *
+ * MAX (default 4 MiB) caps the message sizes; both sides must agree on it.
  *
  * The two meet over TCP to swap UCP worker addresses and keys, then use UCP
  * only. Each side prints one "ok"/"not ok" line per check and
@@ -31,6 +33,7 @@ static ucp_context_h context;
 static ucp_worker_h worker;
 static ucp_ep_h ep;
 static int sock, is_server, passed, failed;
+static size_t max_len = 4 << 20;
 
 static void check(int ok, const char *what)
 {
@@ -150,7 +153,7 @@ static void tag_messages(unsigned char *buf, int rounds)
 	ucp_request_param_t p = { 0 };
 	char what[80];
 
-	for (size_t s = 0; s < NSIZES; s++) {
+	for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
 		size_t len = sizes[s];
 		int ok = 1;
 
@@ -175,7 +178,8 @@ static void stream_messages(unsigned char *buf, int rounds)
 {
 	ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_STREAM_RECV_FLAG_WAITALL };
 	ucp_request_param_t sp = { 0 };
-	const size_t len = 1 << 20;
+	char what[80];
+	const size_t len = max_len < (1 << 20) ? max_len : 1 << 20;
 	int ok = 1;
 
 	for (int r = 0; r < rounds; r++) {
@@ -190,7 +194,8 @@ static void stream_messages(unsigned char *buf, int rounds)
 			ok &= intact(buf, 0, len, r);
 		}
 	}
-	check(ok, is_server ? "stream: 1 MiB messages received intact" : "stream: 1 MiB messages sent");
+	snprintf(what, sizeof(what), "stream: %zu-byte messages %s", len, is_server ? "received intact" : "sent");
+	check(ok, what);
 }
 
 /* The server's memory, which the client writes, reads and adds to. */
@@ -217,7 +222,7 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 		oob_send(rkey, rkey_len);
 		ucp_rkey_buffer_release(rkey);
 		/* The client puts, then asks us to check. */
-		for (size_t s = 0; s < NSIZES; s++) {
+		for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
 			int ok;
 
 			barrier();
@@ -242,7 +247,7 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 
 		if (ucp_ep_rkey_unpack(ep, packed, &rkey) != UCS_OK)
 			die("ucp_ep_rkey_unpack");
-		for (size_t s = 0; s < NSIZES; s++) {
+		for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
 			size_t len = sizes[s];
 
 			fill(local, 1, len, 0);
@@ -322,13 +327,15 @@ int main(int argc, char **argv)
 	unsigned char *buf;
 	void *close_req;
 
-	while ((opt = getopt(argc, argv, "p:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:r:m:")) != -1) {
 		if (opt == 'p')
 			port = atoi(optarg);
 		else if (opt == 'r')
 			rounds = atoi(optarg);
+		else if (opt == 'm' && atol(optarg) > 0 && atol(optarg) <= MAXLEN)
+			max_len = atol(optarg);
 		else
-			die("usage: ucp_check -p PORT [-r ROUNDS] [SERVER]");
+			die("usage: ucp_check -p PORT [-r ROUNDS] [-m MAX] [SERVER]");
 	}
 	is_server = optind >= argc;
 	oob_connect(is_server ? NULL : argv[optind], port);
