@@ -15,6 +15,8 @@
 #    its own vCPU, LAT_RUNS runs per driver, alternating. What each driver
 #    adds to a round trip. (Under -icount the vCPUs take turns, and a
 #    ping-pong waits for the scheduler.)
+#    UCX's ucx_perftest adds its tag-matching bandwidth (rc_verbs, 64 KiB)
+#    to stages 1 and 3, and its put latency to stages 2 and 3.
 # 3. Two VMs under plain TCG: the same tools as in 1 between the VMs,
 #    rroce's and then rxe's, and iperf3 over UDP and ping on the link
 #    itself for scale; then the same latencies between the VMs, where the
@@ -41,7 +43,8 @@ BENCHES=(
 	"ib_atomic_bw 8 2000"
 )
 SWEEP_SIZES="2 8 32 128 512 2048 8192 32768 131072 524288 1048576"
-LAT_TOOLS="ib_write_lat ib_send_lat ib_read_lat"
+LAT_TOOLS="ib_write_lat ib_send_lat ib_read_lat ucp_put_lat"
+UCX_BW_ITERS=300
 LAT_RUNS=${LAT_RUNS:-5}
 FIO_SECONDS=20
 # Guest seconds under -icount.
@@ -121,14 +124,15 @@ latency_table() {
 	done
 }
 
-# nvmeof_table OUT TEST...: fio's figures, rroce against rxe.
-nvmeof_table() {
-	local out=$1 t r x
-	shift
+# figures_table OUT KIND TEST...: the figures of KIND (nvmeof, ucx), rroce
+# against rxe.
+figures_table() {
+	local out=$1 kind=$2 t r x
+	shift 2
 	printf '%-22s %12s %12s %8s\n' test rroce rxe ratio
 	for t in "$@"; do
-		r=$(cat "$out/nvmeof.rroce.$t" 2>/dev/null)
-		x=$(cat "$out/nvmeof.rxe.$t" 2>/dev/null)
+		r=$(cat "$out/$kind.rroce.$t" 2>/dev/null)
+		x=$(cat "$out/$kind.rxe.$t" 2>/dev/null)
 		printf '%-22s %12s %12s %8s\n' "$t" "${r:--}" "${x:--}" \
 			"$(ratio "$r" "$x")"
 	done
@@ -152,7 +156,10 @@ if ! in_vm; then
 	sweep_table "$local_out"
 	echo
 	echo "One VM, -icount, NVMe over Fabrics on one device, fio for ${FIO_LOCAL_SECONDS}s each:"
-	nvmeof_table "$local_out" randread-4k-iops
+	figures_table "$local_out" nvmeof randread-4k-iops
+	echo
+	echo "One VM, -icount, UCX on one device, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
+	figures_table "$local_out" ucx tag-bw-64k
 	latency_table "$lat_out" "One VM, plain TCG, two vCPUs, client and server on one device"
 	table "$link_out" "Two VMs, plain TCG, between the VMs:"
 	echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
@@ -160,7 +167,10 @@ if ! in_vm; then
 	echo "ICMP echo of 64 bytes between the VMs, median round trip: $(cat "$link_out/result.ping-rtt" 2>/dev/null || echo -) usec"
 	echo
 	echo "Two VMs, NVMe over Fabrics, fio reads for ${FIO_SECONDS}s each:"
-	nvmeof_table "$link_out" randread-4k-iops read-1m-mbs
+	figures_table "$link_out" nvmeof randread-4k-iops read-1m-mbs
+	echo
+	echo "Two VMs, UCX, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
+	figures_table "$link_out" ucx tag-bw-64k
 	echo "bench: $(date -u +%F), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 	[ $((s1 | s2 | s3)) = 0 ] || echo "bench: a run failed; details in $local_out, $lat_out and $link_out"
 	exit $((s1 | s2 | s3))
@@ -198,6 +208,21 @@ pair() {
 # Whether this VM prints the clients' results.
 reports() {
 	[ "$mode" != link ] || [ "$RROCE_VM" = 2 ]
+}
+
+# ucx_env: the environment for UCX's own benchmark, ucx_perftest, on
+# $dev's IPv4 GID over rc_verbs (and ud_verbs, through which it wires up).
+# The C rxe needs UCX's check of a UD packet's destination GID turned off
+# (see the user guide).
+ucx_env() {
+	echo UCX_NET_DEVICES="$dev:1" UCX_TLS=rc_verbs,ud_verbs,self UCX_IB_GID_INDEX="$gid"
+	[ "$drv" = rxe ] && echo UCX_UD_ETH_DGID_CHECK=n
+}
+
+# ucx_final COLUMN OUTPUT: a column of ucx_perftest's final row (4 the
+# average latency in usec, 7 the overall bandwidth in MB/s).
+ucx_final() {
+	awk -v c="$1" '$1 == "Final:" { print $c }' <<<"$2"
 }
 
 # The sweep: about 8 MiB, or 2000 messages, a size.
@@ -248,6 +273,12 @@ for drv in rroce rxe; do
 		out=$(pair "$drv.$1.$2" "$1" -d $dev -x "$gid" -p $port -F -s "$2" -n "$3")
 		reports && result $drv "$1" "$2" "$out"
 	done
+	port=$((port + 1))
+	out=$(pair "$drv.ucx.tag_bw" env $(ucx_env) ucx_perftest -p $port -t tag_bw -s 65536 -n $UCX_BW_ITERS)
+	if reports; then
+		ucx_final 7 "$out" >"$RROCE_SHARED/ucx.$drv.tag-bw-64k"
+		echo "$drv ucx_perftest tag_bw 65536: $(cat "$RROCE_SHARED/ucx.$drv.tag-bw-64k") MB/s"
+	fi
 	[ "$mode" = local ] && { sweep; nvmeof_local; }
 	driver_down $drv
 	[ "$mode" = link ] && { vm_signal "unloaded.$drv"; vm_wait "unloaded.$drv" 300; }
@@ -287,12 +318,19 @@ for run in $(seq "$LAT_RUNS"); do
 		gid=$(gid_index $dev "$RROCE_IP4") || exit 1
 		for t in $LAT_TOOLS; do
 			port=$((port + 1))
-			out=$(pair "lat.$run.$drv.$t" "$t" -d $dev -x "$gid" -p $port -F -s 64 -n 1000)
-			reports || continue
-			# t_avg, the sixth column of the result row; the whole row
-			# (t_min, t_max, t_typical, ...) is kept beside it.
-			awk '$1 == 64 && NF >= 6' <<<"$out" >"$RROCE_SHARED/row.$drv.$t.$run"
-			awk '{ print $6 }' "$RROCE_SHARED/row.$drv.$t.$run" >"$RROCE_SHARED/lat.$drv.$t.$run"
+			if [ "$t" = ucp_put_lat ]; then
+				out=$(pair "lat.$run.$drv.$t" env $(ucx_env) ucx_perftest -p $port -t $t -s 64 -n 1000)
+				reports || continue
+				grep '^Final:' <<<"$out" >"$RROCE_SHARED/row.$drv.$t.$run"
+				ucx_final 4 "$out" >"$RROCE_SHARED/lat.$drv.$t.$run"
+			else
+				out=$(pair "lat.$run.$drv.$t" "$t" -d $dev -x "$gid" -p $port -F -s 64 -n 1000)
+				reports || continue
+				# t_avg, the sixth column of the result row; the whole
+				# row (t_min, t_max, t_typical, ...) is kept beside it.
+				awk '$1 == 64 && NF >= 6' <<<"$out" >"$RROCE_SHARED/row.$drv.$t.$run"
+				awk '{ print $6 }' "$RROCE_SHARED/row.$drv.$t.$run" >"$RROCE_SHARED/lat.$drv.$t.$run"
+			fi
 			echo "$drv $t run $run: $(cat "$RROCE_SHARED/lat.$drv.$t.$run") usec"
 		done
 		driver_down $drv
