@@ -288,16 +288,18 @@ gid6_index() {
 # hands over, one command at a time, until the peer signals FLAG or is
 # gone. True if it ran at least one and all ended well.
 rexec_serve() {
-	local job ran=0 failed=0
+	local job status ran=0 failed=0
 	until [ -e "$RROCE_SHARED/sync.$1.vm$(peer)" ] || peer_gone; do
 		for job in "$RROCE_SHARED"/rexec."$(peer)".*.cmd; do
 			[ -e "$job" ] || continue
 			job=${job%.cmd}
 			mv "$job.cmd" "$job.run"
 			bash -c "$(cat "$job.run")" >"$job.out" 2>&1
-			echo $? >"$job.status"
+			status=$?
 			ran=$((ran + 1))
-			[ "$(cat "$job.status")" = 0 ] || failed=$((failed + 1))
+			[ $status = 0 ] || failed=$((failed + 1))
+			# Whole, or not at all, to rexec.sh, which waits for it.
+			echo $status >"$job.status.tmp" && mv "$job.status.tmp" "$job.status"
 		done
 		sleep 0.2
 	done
