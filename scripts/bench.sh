@@ -210,12 +210,12 @@ reports() {
 	[ "$mode" != link ] || [ "$RROCE_VM" = 2 ]
 }
 
-# ucx_env: the environment for UCX's own benchmark, ucx_perftest, on
+# bench_ucx_env: the environment for UCX's own benchmark, ucx_perftest, on
 # $dev's IPv4 GID over rc_verbs (and ud_verbs, through which it wires up).
 # The C rxe needs UCX's check of a UD packet's destination GID turned off
 # (see the user guide).
-ucx_env() {
-	echo UCX_NET_DEVICES="$dev:1" UCX_TLS=rc_verbs,ud_verbs,self UCX_IB_GID_INDEX="$gid"
+bench_ucx_env() {
+	ucx_env "$dev" "$gid" rc_verbs,ud_verbs,self
 	[ "$drv" = rxe ] && echo UCX_UD_ETH_DGID_CHECK=n
 }
 
@@ -274,7 +274,7 @@ for drv in rroce rxe; do
 		reports && result $drv "$1" "$2" "$out"
 	done
 	port=$((port + 1))
-	out=$(pair "$drv.ucx.tag_bw" env $(ucx_env) ucx_perftest -p $port -t tag_bw -s 65536 -n $UCX_BW_ITERS)
+	out=$(pair "$drv.ucx.tag_bw" env $(bench_ucx_env) ucx_perftest -p $port -t tag_bw -s 65536 -n $UCX_BW_ITERS)
 	if reports; then
 		ucx_final 7 "$out" >"$RROCE_SHARED/ucx.$drv.tag-bw-64k"
 		echo "$drv ucx_perftest tag_bw 65536: $(cat "$RROCE_SHARED/ucx.$drv.tag-bw-64k") MB/s"
@@ -319,7 +319,7 @@ for run in $(seq "$LAT_RUNS"); do
 		for t in $LAT_TOOLS; do
 			port=$((port + 1))
 			if [ "$t" = ucp_put_lat ]; then
-				out=$(pair "lat.$run.$drv.$t" env $(ucx_env) ucx_perftest -p $port -t $t -s 64 -n 1000)
+				out=$(pair "lat.$run.$drv.$t" env $(bench_ucx_env) ucx_perftest -p $port -t $t -s 64 -n 1000)
 				reports || continue
 				grep '^Final:' <<<"$out" >"$RROCE_SHARED/row.$drv.$t.$run"
 				ucx_final 4 "$out" >"$RROCE_SHARED/lat.$drv.$t.$run"

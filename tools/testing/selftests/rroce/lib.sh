@@ -230,6 +230,14 @@ link_stats() { rdma statistic show link "$1"/1; }
 stat_value() { grep -o " $1 [0-9]*" <<<"$2" | cut -d' ' -f3; }
 # link_counter DEV NAME: DEV's counter NAME now.
 link_counter() { stat_value "$2" "$(link_stats "$1")"; }
+# ktap_sent DEV BEFORE WHAT: one KTAP line, WHAT, that passes if DEV sent
+# more than 1000 packets since its sent_pkts counter read BEFORE: the
+# traffic went through the device, not around it.
+ktap_sent() {
+	local moved=$(($(link_counter "$1" sent_pkts) - $2))
+	[ "$moved" -gt 1000 ]
+	ktap_result $? "$3 ($moved packets)"
+}
 # show_link_stats DEV: DEV's counters, as a comment in the test's output.
 show_link_stats() { echo "# $(link_stats "$1")"; }
 
@@ -305,3 +313,7 @@ rexec_serve() {
 	done
 	[ $ran -gt 0 ] && [ $failed = 0 ]
 }
+
+# ucx_env DEV GID TLS: the environment that puts UCX on port 1 of DEV, its
+# GID index GID and the transports TLS, and nothing else.
+ucx_env() { echo "UCX_NET_DEVICES=$1:1 UCX_IB_GID_INDEX=$2 UCX_TLS=$3"; }
