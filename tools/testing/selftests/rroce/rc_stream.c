@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC SENDs both ways between two hosts, every byte checked: each side sends
+ * RC traffic both ways between two hosts, every byte checked: each side sends
  * COUNT messages of SIZE bytes, up to DEPTH at a time, and checks that the
  * messages it receives are the peer's, in order, each once and intact. Message
  * i carries i in its first 8 bytes and a pattern of i in the rest, so a lost,
  * repeated, reordered or corrupted message is told apart.
  *
+ * -o OP picks how a message travels:
+ *   send   a SEND into one of the peer's posted receives (the default);
+ *   write  an RDMA WRITE with immediate into the peer's receive slot i % SLOTS,
+ *          the immediate naming i: the peer checks the slot when it completes;
+ *   read   an RDMA READ of the peer's source slot i % DEPTH (which holds
+ *          message i % DEPTH from the start) into a local slot filled with
+ *          0xa5 before, checked when the READ completes.
+ *
  * Unlike ibv_rc_pingpong, neither side destroys its QP before the other has
  * all its completions (a last TCP exchange): over a lossy link, the ACK of
  * the last message may need a retransmission that only a live QP answers.
  *
- *   rc_stream DEVICE PORT COUNT SIZE            serve, on TCP PORT
- *   rc_stream DEVICE PORT COUNT SIZE SERVER     connect to SERVER
+ *   rc_stream [-o OP] DEVICE PORT COUNT SIZE            serve, on TCP PORT
+ *   rc_stream [-o OP] DEVICE PORT COUNT SIZE SERVER     connect to SERVER
  *
  * Both sides use the device's RoCE v2 GID of an IPv4 address, MTU 1024,
  * timeout 14 and retry_cnt 7. A side that sees no completion for 60 s gives
@@ -26,11 +34,33 @@
 #include "verbs_util.h"
 
 #define DEPTH 16
+/*
+ * Receive slots. A WRITE places its data before it takes the receive its
+ * immediate completes, and a writer can have DEPTH messages out beyond the
+ * DEPTH receives posted ahead of the slot checked next: twice DEPTH slots
+ * keep a slot from being written again before it is checked.
+ */
+#define SLOTS (2 * DEPTH)
 #define IDLE_S 60
+
+enum op { OP_SEND, OP_WRITE, OP_READ };
 
 struct endpoint {
 	uint32_t qpn;
+	uint32_t rkey;
+	uint64_t addr;
 	union ibv_gid gid;
+};
+
+/*
+ * The registered buffer: the send slots (in read mode, the source slots the
+ * peer reads), then the receive slots (in read mode, where READs land).
+ */
+struct slots {
+	struct ibv_mr *mr;
+	uint8_t *send;
+	uint8_t *recv;
+	size_t size;
 };
 
 static int tcp_connect(const char *server, const char *port)
@@ -108,24 +138,59 @@ static int intact(const uint8_t *buf, uint64_t msg, size_t size, uint32_t byte_l
 	return 1;
 }
 
-static int post_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint8_t *buf, size_t size, int slot)
+static int post_recv(struct ibv_qp *qp, const struct slots *b, int slot)
 {
-	struct ibv_sge sge = { (uintptr_t)(buf + slot * size), size, mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)(b->recv + slot * b->size), b->size, b->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	return !ibv_post_recv(qp, &wr, &bad);
 }
 
-static int post_send(struct ibv_qp *qp, struct ibv_mr *mr, uint8_t *buf, size_t size,
-		     uint64_t msg)
+/* Message @msg to the peer at @peer, as @op has it travel. */
+static int post_send(struct ibv_qp *qp, const struct slots *b, enum op op,
+		     const struct endpoint *peer, uint64_t msg)
 {
-	uint8_t *at = buf + (msg % DEPTH) * size;
-	struct ibv_sge sge = { (uintptr_t)at, size, mr->lkey };
+	uint8_t *at = (op == OP_READ ? b->recv : b->send) + (msg % DEPTH) * b->size;
+	struct ibv_sge sge = { (uintptr_t)at, b->size, b->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = DEPTH + msg % DEPTH, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 
-	fill(at, msg, size);
+	if (op == OP_WRITE) {
+		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = htonl((uint32_t)msg);
+		wr.wr.rdma.remote_addr = peer->addr + DEPTH * b->size + (msg % SLOTS) * b->size;
+		wr.wr.rdma.rkey = peer->rkey;
+	} else if (op == OP_READ) {
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = peer->addr + (msg % DEPTH) * b->size;
+		wr.wr.rdma.rkey = peer->rkey;
+		memset(at, 0xa5, b->size);
+		return !ibv_post_send(qp, &wr, &bad);
+	}
+	fill(at, msg, b->size);
 	return !ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * Checks what completion @wc brought as message @msg, and gives its receive
+ * back; false, saying why, if it is not that message, intact.
+ */
+static int check_recv(struct ibv_qp *qp, const struct slots *b, enum op op,
+		      const struct ibv_wc *wc, uint64_t msg)
+{
+	int slot = wc->wr_id;
+
+	if (op == OP_WRITE) {
+		if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
+		    ntohl(wc->imm_data) != (uint32_t)msg) {
+			printf("# message %llu: a receive of opcode %d, immediate %u\n",
+			       (unsigned long long)msg, wc->opcode, ntohl(wc->imm_data));
+			return 0;
+		}
+		slot = msg % SLOTS;
+	}
+	return intact(b->recv + slot * b->size, msg, b->size, wc->byte_len) &&
+	       post_recv(qp, b, wc->wr_id);
 }
 
 int main(int argc, char **argv)
@@ -133,59 +198,76 @@ int main(int argc, char **argv)
 	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
+	static const char *const ops[] = { "send", "write", "read" };
 	uint64_t count, sent = 0, done = 0, received = 0;
 	struct endpoint me = { 0 }, peer;
 	struct ibv_context *ctx;
+	struct slots b = { 0 };
+	enum op op = OP_SEND;
 	double start, idle;
-	struct ibv_mr *mr;
 	struct ibv_cq *cq;
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
-	uint8_t *recv_buf;
-	size_t size;
-	int fd, gid_index, ok;
+	int fd, gid_index, ok, opt;
 	char bye = 1;
 
-	if (argc < 5 || atoi(argv[4]) < 8) {
-		fprintf(stderr, "usage: %s DEVICE PORT COUNT SIZE [SERVER] (SIZE >= 8)\n", argv[0]);
+	while ((opt = getopt(argc, argv, "o:")) != -1) {
+		for (op = OP_SEND; opt == 'o' && op <= OP_READ && strcmp(optarg, ops[op]); op++)
+			;
+		if (opt != 'o' || op > OP_READ)
+			argc = 0;
+	}
+	argv += optind;
+	argc -= optind;
+	if (argc < 4 || atoi(argv[3]) < 8) {
+		fprintf(stderr, "usage: rc_stream [-o send|write|read] DEVICE PORT COUNT SIZE [SERVER]"
+			" (SIZE >= 8)\n");
 		return 2;
 	}
-	count = strtoull(argv[3], NULL, 0);
-	size = atoi(argv[4]);
-	ctx = open_device(argv[1]);
+	count = strtoull(argv[2], NULL, 0);
+	b.size = atoi(argv[3]);
+	ctx = open_device(argv[0]);
 	gid_index = ctx ? ipv4_gid(ctx, &me.gid) : -1;
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = pd ? ibv_create_cq(ctx, 2 * DEPTH, NULL, NULL, 0) : NULL;
 	init.send_cq = init.recv_cq = cq;
 	qp = cq ? ibv_create_qp(pd, &init) : NULL;
-	/* The send slots, then the receive slots. */
-	uint8_t *buf = calloc(2 * DEPTH, size);
-	mr = qp && buf ? ibv_reg_mr(pd, buf, 2 * DEPTH * size, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!mr || gid_index < 0) {
-		printf("# setting up %s failed\n", argv[1]);
+	b.send = calloc(DEPTH + SLOTS, b.size);
+	b.recv = b.send + DEPTH * b.size;
+	b.mr = qp && b.send ? ibv_reg_mr(pd, b.send, (DEPTH + SLOTS) * b.size,
+					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					 IBV_ACCESS_REMOTE_READ) : NULL;
+	if (!b.mr || gid_index < 0) {
+		printf("# setting up %s failed\n", argv[0]);
 		return 1;
 	}
+	/* What the peer reads: message s in source slot s. */
+	for (int slot = 0; op == OP_READ && slot < DEPTH; slot++)
+		fill(b.send + slot * b.size, slot, b.size);
 	me.qpn = qp->qp_num;
+	me.rkey = b.mr->rkey;
+	me.addr = (uintptr_t)b.send;
 	peer = me;
-	fd = tcp_connect(argc > 5 ? argv[5] : NULL, argv[2]);
+	fd = tcp_connect(argc > 4 ? argv[4] : NULL, argv[1]);
 	ok = fd >= 0 && exchange(fd, &peer, sizeof(peer)) &&
 	     connect_rc(qp, peer.qpn, &peer.gid, gid_index, 14, 7);
 	/* A QP takes receives once it is out of RESET, and needs them before the peer sends. */
-	recv_buf = buf + DEPTH * size;
 	for (int slot = 0; ok && slot < DEPTH; slot++)
-		ok = post_recv(qp, mr, recv_buf, size, slot);
+		ok = post_recv(qp, &b, slot);
 	if (!ok || !exchange(fd, &bye, 1)) {
 		printf("# connecting to the peer failed\n");
 		return 1;
 	}
 
+	if (op == OP_READ)
+		received = count;
 	start = idle = now();
 	while (ok && (done < count || received < count)) {
 		struct ibv_wc wc[DEPTH];
 		int n;
 
 		while (sent < count && sent - done < DEPTH)
-			if (!post_send(qp, mr, buf, size, sent++)) {
+			if (!post_send(qp, &b, op, &peer, sent++)) {
 				printf("# posting message %llu failed\n", (unsigned long long)sent);
 				ok = 0;
 			}
@@ -200,18 +282,18 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n && ok; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				printf("# %s of message %llu: %s (%d)\n",
-				       wc[i].wr_id < DEPTH ? "receive" : "send",
+				       wc[i].wr_id < DEPTH ? "receive" : ops[op],
 				       (unsigned long long)(wc[i].wr_id < DEPTH ? received : done),
 				       ibv_wc_status_str(wc[i].status), wc[i].status);
 				ok = 0;
-			} else if (wc[i].wr_id >= DEPTH) {
+			} else if (wc[i].wr_id < DEPTH) {
+				ok = check_recv(qp, &b, op, &wc[i], received++);
+			} else if (op == OP_READ) {
+				ok = intact(b.recv + (done % DEPTH) * b.size, done % DEPTH, b.size,
+					    wc[i].byte_len);
 				done++;
 			} else {
-				uint8_t *at = recv_buf + wc[i].wr_id * size;
-
-				ok = intact(at, received, size, wc[i].byte_len) &&
-				     post_recv(qp, mr, recv_buf, size, wc[i].wr_id);
-				received++;
+				done++;
 			}
 		}
 	}
@@ -219,13 +301,13 @@ int main(int argc, char **argv)
 	ok &= exchange(fd, &bye, 1);
 	if (ok)
 		printf("%llu messages of %zu bytes each way in %.2f s: all intact, in order, once\n",
-		       (unsigned long long)count, size, now() - start);
+		       (unsigned long long)count, b.size, now() - start);
 	close(fd);
 	ibv_destroy_qp(qp);
-	ibv_dereg_mr(mr);
+	ibv_dereg_mr(b.mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	free(buf);
+	free(b.send);
 	return !ok;
 }
