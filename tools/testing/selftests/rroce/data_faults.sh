@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # RC traffic over a bad link: tc netem on both VMs loses, reorders,
-# duplicates and corrupts packets while rc_stream sends, writes and reads
-# both ways and checks every byte (rc_stream.c) and perftest writes, reads
-# and runs atomics (16 outstanding); every message must arrive once and
-# intact, and the counters
+# duplicates and corrupts packets while rc_stream sends, writes (with and
+# without immediate) and reads both ways and checks every byte (rc_stream.c),
+# and perftest writes, reads and runs atomics (16 outstanding); every message
+# must arrive once and intact, and the counters
 # must show the recovery. Then the link goes dead under a running
 # ibv_rc_pingpong, which must end in an error completion, not hang; and
 # under a running ib_read_bw, whose reads must be asked again from the
@@ -16,16 +16,16 @@
 # memory and locking errors, leaves them out.  VM 1 serves, VM 2 connects.
 
 . "$(dirname "$0")/lib.sh"
-# Two drivers' worth of slow, lossy runs: rroce's take about 200 s, and
-# rxe's, bounded below, up to 3 x 120 s and the dead link's 120 s.
-VM_TIMEOUT=${VM_TIMEOUT:-900}
+# Two drivers' worth of slow, lossy runs: rroce's take about 250 s, and
+# rxe's, bounded below, up to 7 x 120 s and the dead link's 120 s.
+VM_TIMEOUT=${VM_TIMEOUT:-1200}
 in_vm || build_prog rc_stream -libverbs
 vm_main 2 "$PROG"
 rc_stream=$1
 
 require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw ib_atomic_bw tc rdma
 # VM 2, the client, also reports the dead links.
-ktap_plan $((RROCE_VM == 2 ? 12 : 9))
+ktap_plan $((RROCE_VM == 2 ? 13 : 10))
 
 INTACT="^500 messages of 8192 bytes each way .*: all intact, in order, once"
 BAD_LINK="delay 1ms reorder 10% 50% loss 5% duplicate 2% corrupt 1%"
@@ -43,7 +43,7 @@ round() {
 	tc qdisc add dev eth0 root netem $BAD_LINK
 	[ $drv = rroce ] && ktap_result $? "eth0: netem $BAD_LINK"
 	# The TCP exchange of the tools recovers from the bad link on its own.
-	for op in send write read; do
+	for op in send write-imm write read; do
 		PAIR_TIMEOUT=${PAIR_TIMEOUT_RXE:-240} pair "$drv rc_stream -o $op over the bad link" $port \
 			"$INTACT" "$rc_stream" -o $op $dev $port 500 8192
 	done

@@ -7,12 +7,18 @@
  * repeated, reordered or corrupted message is told apart.
  *
  * -o OP picks how a message travels:
- *   send   a SEND into one of the peer's posted receives (the default);
- *   write  an RDMA WRITE with immediate into the peer's receive slot i % SLOTS,
- *          the immediate naming i: the peer checks the slot when it completes;
- *   read   an RDMA READ of the peer's source slot i % DEPTH (which holds
- *          message i % DEPTH from the start) into a local slot filled with
- *          0xa5 before, checked when the READ completes.
+ *   send       a SEND into one of the peer's posted receives (the default);
+ *   write-imm  an RDMA WRITE with immediate into the peer's receive slot
+ *              i % SLOTS, the immediate naming i: the peer checks the slot
+ *              when the receive completes;
+ *   write      an RDMA WRITE into the peer's slot i % SLOTS. Once both sides
+ *              have all their completions (the last TCP exchange), each
+ *              checks the last SLOTS messages the peer wrote: the completion
+ *              of a WRITE must mean its bytes are in the responder's memory,
+ *              as MPI_Put followed by MPI_Win_fence takes it to;
+ *   read       an RDMA READ of the peer's source slot i % DEPTH (which holds
+ *              message i % DEPTH from the start) into a local slot filled
+ *              with 0xa5 before, checked when the READ completes.
  *
  * Unlike ibv_rc_pingpong, neither side destroys its QP before the other has
  * all its completions (a last TCP exchange): over a lossy link, the ACK of
@@ -43,7 +49,7 @@
 #define SLOTS (2 * DEPTH)
 #define IDLE_S 60
 
-enum op { OP_SEND, OP_WRITE, OP_READ };
+enum op { OP_SEND, OP_WRITE_IMM, OP_WRITE, OP_READ };
 
 struct endpoint {
 	uint32_t qpn;
@@ -155,8 +161,8 @@ static int post_send(struct ibv_qp *qp, const struct slots *b, enum op op,
 	struct ibv_send_wr wr = { .wr_id = DEPTH + msg % DEPTH, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 
-	if (op == OP_WRITE) {
-		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	if (op == OP_WRITE_IMM || op == OP_WRITE) {
+		wr.opcode = op == OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
 		wr.imm_data = htonl((uint32_t)msg);
 		wr.wr.rdma.remote_addr = peer->addr + DEPTH * b->size + (msg % SLOTS) * b->size;
 		wr.wr.rdma.rkey = peer->rkey;
@@ -180,7 +186,7 @@ static int check_recv(struct ibv_qp *qp, const struct slots *b, enum op op,
 {
 	int slot = wc->wr_id;
 
-	if (op == OP_WRITE) {
+	if (op == OP_WRITE_IMM) {
 		if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
 		    ntohl(wc->imm_data) != (uint32_t)msg) {
 			printf("# message %llu: a receive of opcode %d, immediate %u\n",
@@ -198,7 +204,7 @@ int main(int argc, char **argv)
 	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
-	static const char *const ops[] = { "send", "write", "read" };
+	static const char *const ops[] = { "send", "write-imm", "write", "read" };
 	uint64_t count, sent = 0, done = 0, received = 0;
 	struct endpoint me = { 0 }, peer;
 	struct ibv_context *ctx;
@@ -220,7 +226,7 @@ int main(int argc, char **argv)
 	argv += optind;
 	argc -= optind;
 	if (argc < 4 || atoi(argv[3]) < 8) {
-		fprintf(stderr, "usage: rc_stream [-o send|write|read] DEVICE PORT COUNT SIZE [SERVER]"
+		fprintf(stderr, "usage: rc_stream [-o send|write-imm|write|read] DEVICE PORT COUNT SIZE [SERVER]"
 			" (SIZE >= 8)\n");
 		return 2;
 	}
@@ -259,7 +265,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (op == OP_READ)
+	/* Nothing comes into a receive. */
+	if (op == OP_WRITE || op == OP_READ)
 		received = count;
 	start = idle = now();
 	while (ok && (done < count || received < count)) {
@@ -299,6 +306,9 @@ int main(int argc, char **argv)
 	}
 	/* The peer may still need this QP to acknowledge its last messages. */
 	ok &= exchange(fd, &bye, 1);
+	for (uint64_t msg = count > SLOTS ? count - SLOTS : 0; ok && op == OP_WRITE && msg < count;
+	     msg++)
+		ok = intact(b.recv + (msg % SLOTS) * b.size, msg, b.size, b.size);
 	if (ok)
 		printf("%llu messages of %zu bytes each way in %.2f s: all intact, in order, once\n",
 		       (unsigned long long)count, b.size, now() - start);
