@@ -212,6 +212,30 @@ impl Ext {
     }
 }
 
+/// Every byte's opcode, if rroce supports it: a packet's opcode is decoded
+/// with one load.
+const DECODE: [Option<Opcode>; 256] = {
+    let mut table = [None; 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        table[Opcode::ALL[i] as usize] = Some(Opcode::ALL[i]);
+        i += 1;
+    }
+    table
+};
+
+/// Every opcode's entry, by its value: each question asked of a packet's
+/// opcode on the data path is one load.
+const INFO: [Info; 256] = {
+    let mut table = [Opcode::RcAck.entry(); 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        table[Opcode::ALL[i] as usize] = Opcode::ALL[i].entry();
+        i += 1;
+    }
+    table
+};
+
 /// The table entry of one opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Info {
@@ -289,18 +313,16 @@ impl Opcode {
     /// Decodes a BTH opcode byte, or returns `None` for one rroce does not
     /// support.
     pub(crate) const fn from_u8(value: u8) -> Option<Opcode> {
-        let mut i = 0;
-        while i < Self::ALL.len() {
-            if Self::ALL[i] as u8 == value {
-                return Some(Self::ALL[i]);
-            }
-            i += 1;
-        }
-        None
+        DECODE[value as usize]
     }
 
     /// Returns the opcode's table entry.
     pub(crate) const fn info(self) -> Info {
+        INFO[self as usize]
+    }
+
+    /// Builds the opcode's table entry; [`INFO`] holds them all.
+    const fn entry(self) -> Info {
         use Operation::*;
         use Segment::*;
         const IMM_RETH: Ext = Ext::RETH.with(Ext::IMM_DT);
