@@ -11,10 +11,21 @@ use super::{
     Access, Av, CqNotifier, Device, DeviceAttr, KernelPages, LinkLayer, MwType, PortAttr,
     PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, SrqNotifier, UData, UserContext,
 };
-use crate::{kernel_ext::net::SkBuff, proto::cqe::KernelWc};
+use crate::{
+    kernel_ext::{errno::eopnotsupp, net::SkBuff},
+    proto::cqe::KernelWc,
+};
 use kernel::{prelude::*, sync::Arc};
 
 /// The callbacks of an RDMA device whose per-device data is `Self`.
+///
+/// The methods without a default are what ib_core requires of every device
+/// (`ib_device_check_mandatory`) and what the device's own receive path and
+/// timer need. A driver leaves out what it does not offer: its op is then
+/// NULL in the device's `ib_device_ops` (`#[vtable]`'s `HAS_*` constants),
+/// so ib_core and uverbs answer EOPNOTSUPP themselves. The defaults answer
+/// EOPNOTSUPP too, and those that are handed an object back drop it.
+#[vtable]
 pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Per-user-context data.
     type UContext: Send + Sync;
@@ -56,11 +67,16 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// from the netdev by ib_core's `ib_get_eth_speed` on Ethernet ports.
     fn query_port(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
     /// The P_Key at `index` of `port`.
-    fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
+    fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {
+        Err(eopnotsupp())
+    }
     /// What never changes about `port` (`get_port_immutable`).
     fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
-    /// A new user context (one per open of the uverbs device).
-    fn alloc_ucontext(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::UContext>;
+    /// A new user context (one per open of the uverbs device). Without it,
+    /// the device has no uverbs device: no user context, ring or mmap.
+    fn alloc_ucontext(_dev: &Device<Self>, _udata: &UData<'_>) -> Result<Self::UContext> {
+        Err(eopnotsupp())
+    }
     /// A new protection domain.
     fn alloc_pd(dev: &Device<Self>, udata: &UData<'_>) -> Result<Self::Pd>;
     /// A new completion queue, for userspace (`user`) or for the kernel;
@@ -73,7 +89,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     ) -> Result<(Self::Cq, u32)>;
     /// Gives a user CQ room for at least `cqe` completions, keeping those it
     /// holds; returns how many it holds now.
-    fn resize_cq(cq: &Self::Cq, cqe: u32, uctx: &UserContext, udata: &UData<'_>) -> Result<u32>;
+    fn resize_cq(
+        _cq: &Self::Cq,
+        _cqe: u32,
+        _uctx: &UserContext,
+        _udata: &UData<'_>,
+    ) -> Result<u32> {
+        Err(eopnotsupp())
+    }
     /// Arms the CQ to signal its next completion (`solicited_only`: only
     /// the next solicited one); returns whether completions are waiting.
     fn req_notify_cq(cq: &Self::Cq, solicited_only: bool) -> Result<bool>;
@@ -93,26 +116,41 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// kernel consumer, of at most `max_pages` pages. It grants nothing
     /// until [`Driver::map_mr_sg`] gives it pages and an `IB_WR_REG_MR`
     /// work request its key and rights.
-    fn alloc_mr(dev: &Device<Self>, pd: &Self::Pd, max_pages: u32) -> Result<(Self::Mr, MrKeys)>;
+    fn alloc_mr(
+        _dev: &Device<Self>,
+        _pd: &Self::Pd,
+        _max_pages: u32,
+    ) -> Result<(Self::Mr, MrKeys)> {
+        Err(eopnotsupp())
+    }
     /// Lends `map` the page list of a fast-registration MR to fill, as
     /// `ib_map_mr_sg` asks; returns what `map` returns, the number of
     /// scatterlist entries mapped. Callable in any context but hard IRQ.
-    fn map_mr_sg(mr: &Self::Mr, map: impl FnOnce(&mut KernelPages) -> Result<u32>) -> Result<u32>;
+    fn map_mr_sg(
+        _mr: &Self::Mr,
+        _map: impl FnOnce(&mut KernelPages) -> Result<u32>,
+    ) -> Result<u32> {
+        Err(eopnotsupp())
+    }
     /// Changes an MR's PD (`pd`) or access rights (`access`) in place.
     fn rereg_user_mr(
-        dev: &Device<Self>,
-        mr: &Self::Mr,
-        pd: Option<&Self::Pd>,
-        access: Option<Access>,
-    ) -> Result;
+        _dev: &Device<Self>,
+        _mr: &Self::Mr,
+        _pd: Option<&Self::Pd>,
+        _access: Option<Access>,
+    ) -> Result {
+        Err(eopnotsupp())
+    }
     /// Withdraws an MR's keys; its data is dropped on success. An error
     /// (memory windows still bound) leaves the MR registered.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
     /// A new memory window of `mw_type` in PD `pd`; returns its data and
-    /// its first rkey.
-    fn alloc_mw(dev: &Device<Self>, pd: &Self::Pd, mw_type: MwType) -> Result<(Self::Mw, u32)>;
+    /// its first rkey. Its op and `dealloc_mw`'s are set together.
+    fn alloc_mw(_dev: &Device<Self>, _pd: &Self::Pd, _mw_type: MwType) -> Result<(Self::Mw, u32)> {
+        Err(eopnotsupp())
+    }
     /// Deallocates a memory window; its data is handed back to be dropped.
-    fn dealloc_mw(dev: &Device<Self>, mw: Self::Mw);
+    fn dealloc_mw(_dev: &Device<Self>, _mw: Self::Mw) {}
     /// A new queue pair, whose events go through `notifier`; `init.caps`
     /// is updated to what it really holds. Returns its data and QP number.
     fn create_qp(
@@ -128,35 +166,56 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Changes a QP's state and attributes.
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, change: &QpChange) -> Result;
     /// Attaches a QP to the multicast group `gid` (IBA 11.3.1).
-    fn attach_mcast(dev: &Device<Self>, qp: &Self::Qp, gid: &[u8; 16]) -> Result;
+    fn attach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _gid: &[u8; 16]) -> Result {
+        Err(eopnotsupp())
+    }
     /// Detaches a QP from the multicast group `gid` (IBA 11.3.2).
-    fn detach_mcast(dev: &Device<Self>, qp: &Self::Qp, gid: &[u8; 16]) -> Result;
+    fn detach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _gid: &[u8; 16]) -> Result {
+        Err(eopnotsupp())
+    }
     /// A QP's attributes and capacities.
-    fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result<(QpAttr, QpCaps)>;
+    fn query_qp(_dev: &Device<Self>, _qp: &Self::Qp) -> Result<(QpAttr, QpCaps)> {
+        Err(eopnotsupp())
+    }
     /// A new shared receive queue, for the process `user` or for a kernel
-    /// consumer (`None`); returns its data and what it really holds.
+    /// consumer (`None`); returns its data and what it really holds. Its
+    /// op, `destroy_srq`'s and `post_srq_recv`'s are set together.
     fn create_srq(
-        dev: &Device<Self>,
-        pd: &Self::Pd,
-        attr: &SrqAttr,
-        notifier: Arc<SrqNotifier>,
-        user: Option<(&UserContext, &UData<'_>)>,
-    ) -> Result<(Self::Srq, SrqAttr)>;
+        _dev: &Device<Self>,
+        _pd: &Self::Pd,
+        _attr: &SrqAttr,
+        _notifier: Arc<SrqNotifier>,
+        _user: Option<(&UserContext, &UData<'_>)>,
+    ) -> Result<(Self::Srq, SrqAttr)> {
+        Err(eopnotsupp())
+    }
     /// Changes what `mask` names of an SRQ.
-    fn modify_srq(dev: &Device<Self>, srq: &Self::Srq, attr: &SrqAttr, mask: SrqMask) -> Result;
+    fn modify_srq(
+        _dev: &Device<Self>,
+        _srq: &Self::Srq,
+        _attr: &SrqAttr,
+        _mask: SrqMask,
+    ) -> Result {
+        Err(eopnotsupp())
+    }
     /// An SRQ's attributes.
-    fn query_srq(dev: &Device<Self>, srq: &Self::Srq) -> Result<SrqAttr>;
+    fn query_srq(_dev: &Device<Self>, _srq: &Self::Srq) -> Result<SrqAttr> {
+        Err(eopnotsupp())
+    }
     /// Destroys an SRQ; its data is handed back to be dropped.
-    fn destroy_srq(dev: &Device<Self>, srq: Self::Srq);
+    fn destroy_srq(_dev: &Device<Self>, _srq: Self::Srq) {}
     /// A new address handle for userspace, whose response `udata` carries.
+    /// (A kernel consumer's AH needs nothing of the driver.)
     fn create_user_ah(
-        dev: &Device<Self>,
-        pd: &Self::Pd,
-        av: &Av,
-        udata: &UData<'_>,
-    ) -> Result<Self::Ah>;
+        _dev: &Device<Self>,
+        _pd: &Self::Pd,
+        _av: &Av,
+        _udata: &UData<'_>,
+    ) -> Result<Self::Ah> {
+        Err(eopnotsupp())
+    }
     /// Destroys an address handle; its data is handed back to be dropped.
-    fn destroy_ah(dev: &Device<Self>, ah: Self::Ah);
+    fn destroy_ah(_dev: &Device<Self>, _ah: Self::Ah) {}
     /// Posts a kernel consumer's send work request. Callable in any context.
     fn post_kernel_send(dev: &Device<Self>, qp: &Self::Qp, wqe: SendWqe) -> Result;
     /// Posts a kernel consumer's receive work request. Callable in any
@@ -164,12 +223,15 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn post_kernel_recv(dev: &Device<Self>, qp: &Self::Qp, wqe: RecvWqe) -> Result;
     /// Posts a kernel consumer's receive work request to an SRQ. Callable
     /// in any context.
-    fn post_kernel_srq_recv(srq: &Self::Srq, wqe: RecvWqe) -> Result;
+    fn post_kernel_srq_recv(_srq: &Self::Srq, _wqe: RecvWqe) -> Result {
+        Err(eopnotsupp())
+    }
     /// Runs a user QP's send queue: the rxe provider's doorbell, a
     /// POST_SEND command without work requests.
     fn post_send(dev: &Device<Self>, qp: &Self::Qp) -> Result;
-    /// The values of the counters named by [`Driver::COUNTER_NAMES`].
-    fn counters(dev: &Device<Self>, values: &mut [u64]);
+    /// The values of the counters named by [`Driver::COUNTER_NAMES`]; the
+    /// device has hw_counters only with both.
+    fn counters(_dev: &Device<Self>, _values: &mut [u64]) {}
     /// Handles a RoCEv2 packet for the device, in process context (the
     /// receive work, or a doorbell, see [`Device::plug_local_rx`]); `skb`
     /// is linear and its data starts at the UDP header.

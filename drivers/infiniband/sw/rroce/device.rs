@@ -186,6 +186,7 @@ fn check_port(port: u32) -> Result {
     }
 }
 
+#[vtable]
 impl Driver for RroceDevice {
     type UContext = ();
     /// A protection domain is a number that its MRs and QPs share.

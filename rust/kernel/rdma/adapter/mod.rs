@@ -53,6 +53,18 @@ type QpObject<T> = Object<bindings::ib_qp, QpSlot<T>>;
 type AhObject<T> = Object<bindings::ib_ah, AhSlot<T>>;
 type SrqObject<T> = Object<bindings::ib_srq, SrqSlot<T>>;
 
+/// `Some(f)` if the driver implements the method `has` names, else `None`:
+/// an op the driver leaves out stays NULL.
+macro_rules! op_if {
+    ($has:expr, $f:expr) => {
+        if $has {
+            Some($f)
+        } else {
+            None
+        }
+    };
+}
+
 impl<T: Driver> Adapter<T> {
     pub(super) const OPS: bindings::ib_device_ops = bindings::ib_device_ops {
         driver_id: T::DRIVER_ID,
@@ -60,51 +72,47 @@ impl<T: Driver> Adapter<T> {
         dealloc_driver: Some(Container::<T>::dealloc_driver),
         query_device: Some(Self::query_device),
         query_port: Some(Self::query_port),
-        query_pkey: Some(Self::query_pkey),
+        query_pkey: op_if!(T::HAS_QUERY_PKEY, Self::query_pkey),
         get_port_immutable: Some(Self::get_port_immutable),
         get_link_layer: Some(Self::get_link_layer),
-        alloc_ucontext: Some(Self::alloc_ucontext),
-        dealloc_ucontext: Some(Self::dealloc_ucontext),
-        disassociate_ucontext: Some(Self::disassociate_ucontext),
+        alloc_ucontext: op_if!(T::HAS_ALLOC_UCONTEXT, Self::alloc_ucontext),
+        dealloc_ucontext: op_if!(T::HAS_ALLOC_UCONTEXT, Self::dealloc_ucontext),
+        disassociate_ucontext: op_if!(T::HAS_ALLOC_UCONTEXT, Self::disassociate_ucontext),
         alloc_pd: Some(Self::alloc_pd),
         dealloc_pd: Some(Self::dealloc_pd),
         create_cq: Some(Self::create_cq),
         destroy_cq: Some(Self::destroy_cq),
         req_notify_cq: Some(Self::req_notify_cq),
-        resize_cq: Some(Self::resize_cq),
-        rereg_user_mr: Some(Self::rereg_user_mr),
+        resize_cq: op_if!(T::HAS_RESIZE_CQ, Self::resize_cq),
+        rereg_user_mr: op_if!(T::HAS_REREG_USER_MR, Self::rereg_user_mr),
         get_dma_mr: Some(Self::get_dma_mr),
         reg_user_mr: Some(Self::reg_user_mr),
-        alloc_mr: Some(Self::alloc_mr),
-        map_mr_sg: Some(Self::map_mr_sg),
+        alloc_mr: op_if!(T::HAS_ALLOC_MR, Self::alloc_mr),
+        map_mr_sg: op_if!(T::HAS_MAP_MR_SG, Self::map_mr_sg),
         dereg_mr: Some(Self::dereg_mr),
-        alloc_mw: Some(Self::alloc_mw),
-        dealloc_mw: Some(Self::dealloc_mw),
+        alloc_mw: op_if!(T::HAS_ALLOC_MW, Self::alloc_mw),
+        dealloc_mw: op_if!(T::HAS_ALLOC_MW, Self::dealloc_mw),
         create_qp: Some(Self::create_qp),
         destroy_qp: Some(Self::destroy_qp),
         modify_qp: Some(Self::modify_qp),
-        query_qp: Some(Self::query_qp),
-        attach_mcast: Some(Self::attach_mcast),
-        detach_mcast: Some(Self::detach_mcast),
+        query_qp: op_if!(T::HAS_QUERY_QP, Self::query_qp),
+        attach_mcast: op_if!(T::HAS_ATTACH_MCAST, Self::attach_mcast),
+        detach_mcast: op_if!(T::HAS_DETACH_MCAST, Self::detach_mcast),
         post_send: Some(Self::post_send),
-        create_user_ah: Some(Self::create_user_ah),
+        create_user_ah: op_if!(T::HAS_CREATE_USER_AH, Self::create_user_ah),
         create_ah: Some(Self::create_ah),
         post_recv: Some(Self::post_recv),
         poll_cq: Some(Self::poll_cq),
-        alloc_hw_port_stats: if T::COUNTER_NAMES.is_empty() {
-            None
-        } else {
-            Some(Self::alloc_hw_port_stats)
-        },
-        get_hw_stats: Some(Self::get_hw_stats),
+        alloc_hw_port_stats: op_if!(Self::HAS_COUNTERS, Self::alloc_hw_port_stats),
+        get_hw_stats: op_if!(Self::HAS_COUNTERS, Self::get_hw_stats),
         destroy_ah: Some(Self::destroy_ah),
-        create_srq: Some(Self::create_srq),
-        modify_srq: Some(Self::modify_srq),
-        query_srq: Some(Self::query_srq),
-        destroy_srq: Some(Self::destroy_srq),
-        post_srq_recv: Some(Self::post_srq_recv),
-        mmap: Some(super::mmap::mmap),
-        mmap_free: Some(super::mmap::mmap_free),
+        create_srq: op_if!(T::HAS_CREATE_SRQ, Self::create_srq),
+        modify_srq: op_if!(T::HAS_MODIFY_SRQ, Self::modify_srq),
+        query_srq: op_if!(T::HAS_QUERY_SRQ, Self::query_srq),
+        destroy_srq: op_if!(T::HAS_CREATE_SRQ, Self::destroy_srq),
+        post_srq_recv: op_if!(T::HAS_CREATE_SRQ, Self::post_srq_recv),
+        mmap: op_if!(T::HAS_ALLOC_UCONTEXT, super::mmap::mmap),
+        mmap_free: op_if!(T::HAS_ALLOC_UCONTEXT, super::mmap::mmap_free),
         size_ib_ucontext: UContextObject::<T>::SIZE,
         size_ib_pd: PdObject::<T>::SIZE,
         size_ib_cq: CqObject::<T>::SIZE,
@@ -115,6 +123,9 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: All-zero is a valid `ib_device_ops`: no callbacks.
         ..unsafe { core::mem::zeroed() }
     };
+
+    /// Whether the device has port counters: their names and values.
+    const HAS_COUNTERS: bool = T::HAS_COUNTERS && !T::COUNTER_NAMES.is_empty();
 
     /// # Safety
     ///
