@@ -2,7 +2,81 @@
 
 //! The RDMA core (`ib_core`): devices, their attributes, and link types.
 //!
+//! A driver implements [`Driver`] for its per-device data, with `#[vtable]`:
+//! the verbs ib_core requires are methods without a default, and the ops of
+//! the methods it leaves out stay NULL. [`NewLink`] lets
+//! `rdma link add NAME type TYPE netdev NETDEV` create its devices, and the
+//! module holds a [`Registration`], whose drop removes them all. Packets
+//! reach a device through [`Device::deliver`], and its [`Driver::receive`]
+//! handles them in process context, in order.
+//!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+//!
+//! # Examples
+//!
+//! The skeleton of a driver without SRQs, memory windows, multicast or
+//! counters (out of tree, the example is not compiled):
+//!
+//! ```ignore
+//! static DEVICES: Global<Dev> = Global::new();
+//!
+//! struct Dev {
+//!     // Per-device state, pinned in the `ib_device`'s allocation.
+//! }
+//!
+//! #[vtable]
+//! impl Driver for Dev {
+//!     type UContext = ();
+//!     type Pd = u32;
+//! #   type Shared = (); type Cq = (); type Mr = (); type Mw = ();
+//! #   type Qp = (); type Ah = (); type Srq = ();
+//!     // ...
+//!     const DRIVER_ID: u32 = DRIVER_ID_RXE;
+//!     const UVERBS_ABI_VERSION: u32 = 2;
+//!     const LINK_LAYER: LinkLayer = LinkLayer::Ethernet;
+//!
+//!     fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr> {
+//!         // ...
+//!     }
+//!     // The other required methods: query_port, port_immutable,
+//!     // alloc_ucontext, alloc_pd, create_cq, req_notify_cq, poll_cq,
+//!     // reg_user_mr, get_dma_mr, dereg_mr, create_qp, destroy_qp,
+//!     // modify_qp, post_kernel_send, post_kernel_recv, post_send,
+//!     // receive, kicked and tick.
+//! }
+//!
+//! impl NewLink for Dev {
+//!     const TYPE: &'static CStr = c_str!("dev");
+//!
+//!     fn global() -> &'static Global<Self> {
+//!         &DEVICES
+//!     }
+//!
+//!     fn new_link(devices: &Arc<Registry<Self>>, name: &CStr, netdev: &NetDevice) -> Result {
+//!         let params = DeviceParams {
+//!             name,
+//!             netdev,
+//!             node_desc: c_str!("dev"),
+//!             node_guid: netdev.eui64(),
+//!         };
+//!         devices.add(&params, try_pin_init!(Dev {}))
+//!     }
+//!
+//!     fn net_exit(_devices: &Registry<Self>, _net: &Net) {}
+//! }
+//!
+//! struct DevModule {
+//!     _devices: Registration<Dev>,
+//! }
+//!
+//! impl kernel::Module for DevModule {
+//!     fn init(module: &'static ThisModule) -> Result<Self> {
+//!         Ok(Self {
+//!             _devices: Registration::new(module, ())?,
+//!         })
+//!     }
+//! }
+//! ```
 
 mod adapter;
 mod container;
