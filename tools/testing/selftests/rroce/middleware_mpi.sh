@@ -72,13 +72,15 @@ driver_down rroce
 ktap_result $? "delete the device and unload"
 
 # rdma_rxe, for comparison: printed, not tested.
+REFERENCE=rxe
 if driver_up rxe; then
 	if [ "$RROCE_VM" = 1 ]; then
-		mpi_run "$RROCE_IP4,$RROCE_IP4" && verdict=pass || verdict=FAIL
-		echo "# rxe: mpi_check, two ranks on one device: $verdict"
-		mpi_both rxe && verdict=pass || verdict=FAIL
+		mpi_run "$RROCE_IP4,$RROCE_IP4"
+		ktap_result $? "mpi_check, two ranks on one device"
+		mpi_both rxe
+		status=$?
 		grep -E '^not ok|Error|error' /tmp/mpi.out | head -n 5 | sed 's/^/#   rxe: /'
-		echo "# rxe: mpi_check, one rank per VM: $verdict"
+		ktap_result $status "mpi_check, one rank per VM"
 	else
 		mpi_both rxe
 	fi

@@ -71,9 +71,10 @@ ucp_pair() {
 		env $(ucx_env "$DEV" "$4" "$3") "$UCP_CHECK" $UCP_ARGS -p "$2"
 }
 
-# rxe_pair NAME PORT TLS GID: the same, its outcome printed only.
+# rxe_pair NAME PORT TLS GID: the same for the C rxe (under REFERENCE),
+# bounded by ucp_run's own time limit.
 rxe_pair() {
-	local server status
+	local server
 	if [ "$RROCE_VM" = 1 ]; then
 		ucp_run "$3" "$4" "$2" &
 		server=$!
@@ -82,8 +83,7 @@ rxe_pair() {
 	else
 		vm_wait "$1" && ucp_run "$3" "$4" "$2" "$(peer_ip4)"
 	fi
-	if [ $? = 0 ]; then status=pass; else status=FAIL; fi
-	echo "# rxe: ucp_check over ${3%%,*} between the VMs, IPv4 GID: $status"
+	ktap_result $? "ucp_check over ${3%%,*} between the VMs, IPv4 GID"
 }
 
 driver_up rroce
@@ -122,6 +122,7 @@ ktap_result $? "delete the device and unload"
 # rdma_rxe, for comparison: printed, not tested. UCX waits UCX_UD_TIMEOUT
 # for a silent UD peer before it gives up; a shorter one keeps this short.
 export UCX_UD_TIMEOUT=10s
+REFERENCE=rxe
 if driver_up rxe; then
 	gid4=$(gid_index "$DEV" "$RROCE_IP4")
 	gid6=$(gid6_index "$DEV" "$RROCE_IP6")
@@ -129,9 +130,8 @@ if driver_up rxe; then
 		for tls in $TRANSPORTS; do
 			for gid in "$gid4" "$gid6"; do
 				ip=IPv4 && [ "$gid" = "$gid6" ] && ip=IPv6
-				verdict=FAIL
-				ucp_loop "$tls" "$gid" >/dev/null && verdict=pass
-				echo "# rxe: ucp_check over ${tls%%,*} on one device, $ip GID: $verdict"
+				ucp_loop "$tls" "$gid" >/dev/null
+				ktap_result $? "ucp_check over ${tls%%,*} on one device, $ip GID"
 			done
 		done
 		vm_signal rxe.ready
