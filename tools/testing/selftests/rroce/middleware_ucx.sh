@@ -71,21 +71,6 @@ ucp_pair() {
 		env $(ucx_env "$DEV" "$4" "$3") "$UCP_CHECK" $UCP_ARGS -p "$2"
 }
 
-# rxe_pair NAME PORT TLS GID: the same for the C rxe (under REFERENCE),
-# bounded by ucp_run's own time limit.
-rxe_pair() {
-	local server
-	if [ "$RROCE_VM" = 1 ]; then
-		ucp_run "$3" "$4" "$2" &
-		server=$!
-		wait_listen "$2" && vm_signal "$1"
-		await $server
-	else
-		vm_wait "$1" && ucp_run "$3" "$4" "$2" "$(peer_ip4)"
-	fi
-	ktap_result $? "ucp_check over ${3%%,*} between the VMs, IPv4 GID"
-}
-
 driver_up rroce
 ktap_result $? "rroce0 on eth0"
 gid4=$(gid_index "$DEV" "$RROCE_IP4")
@@ -138,8 +123,8 @@ if driver_up rxe; then
 	else
 		vm_wait rxe.ready 300
 	fi
-	rxe_pair rxe_ud 13351 ud_verbs,self "$gid4"
-	rxe_pair rxe_rc 13352 rc_verbs,ud_verbs,self "$gid4"
+	ucp_pair rxe_ud 13351 ud_verbs,self "$gid4"
+	ucp_pair rxe_rc 13352 rc_verbs,ud_verbs,self "$gid4"
 	driver_down rxe
 fi
 ktap_finish
