@@ -24,25 +24,6 @@ use kernel::{
     types::{ARef, Opaque},
 };
 
-/// How many packets the receive work handles before it yields the CPU.
-const RX_BUDGET: usize = 64;
-
-/// How long, in microseconds, the receive work may go on without emptying
-/// its queue on the high-priority workers; then it goes on on the ordinary
-/// ones, as softirq hands over to ksoftirqd after 2 ms. On one CPU, a
-/// device that sends to itself keeps its work busy for as long as the
-/// traffic lasts, and the work at nice -20 left an RCU grace-period
-/// kthread starved for 65 s on the debug kernel.
-const RX_URGENT_USECS: u32 = 2000;
-
-/// How many packets a [`LocalRxPlug`] going may find waiting and still
-/// handle itself: a longer burst is the receive work's, on its
-/// high-priority workers, not CPU time of the sender. At 8, an 8 KiB SEND
-/// (8 packets of MTU 1024) was received in the sender's system call, in a
-/// time slice shared with the polling peer: 1.3 times rxe's rate, against
-/// 1.8 from the workers; one-packet messages gain nothing from more.
-const RX_INLINE: u32 = 4;
-
 /// An `ib_device` of driver `T`, followed by its data.
 #[repr(C)]
 pub(super) struct Container<T: Driver> {
@@ -228,14 +209,14 @@ impl<T: Driver> Container<T> {
     }
 
     /// Whether the receive work, which left packets waiting, has not yet
-    /// been at it for [`RX_URGENT_USECS`] without a break.
+    /// been at it for [`Driver::RX_URGENT_USECS`] without a break.
     fn rx_still_urgent(&self) -> bool {
         // SAFETY: Reading `jiffies` and converting microseconds have no
         // precondition.
         let (now, limit) = unsafe {
             (
                 bindings::rroce_jiffies(),
-                bindings::rroce_usecs_to_jiffies(RX_URGENT_USECS),
+                bindings::rroce_usecs_to_jiffies(T::RX_URGENT_USECS),
             )
         };
         self.rx_locked(|rx, _| {
@@ -246,10 +227,10 @@ impl<T: Driver> Container<T> {
         })
     }
 
-    /// Hands up to [`RX_BUDGET`] packets to the driver, in order; the
+    /// Hands up to [`Driver::RX_BUDGET`] packets to the driver, in order; the
     /// caller has claimed the queue.
     fn rx_handle(&self, dev: &Device<T>) {
-        for _ in 0..RX_BUDGET {
+        for _ in 0..T::RX_BUDGET {
             let Some(mut skb) = self.rx_dequeue().or_else(|| {
                 // The burst is over: what the driver left for its end goes
                 // now, and what that sends to this device belongs to it.
@@ -354,9 +335,9 @@ impl<T: Driver> Device<T> {
 
     /// Until the returned guard goes, the packets this device sends to
     /// itself wait without waking the receive work. As it goes, if they are
-    /// few ([`RX_INLINE`]) and the receive work is not at it, the guard
+    /// few ([`Driver::RX_INLINE`]) and the receive work is not at it, the guard
     /// hands them to [`Driver::receive`] itself, with the answers they draw
-    /// (up to [`RX_BUDGET`]): a small doorbell whose packets stay on the
+    /// (up to [`Driver::RX_BUDGET`]): a small doorbell whose packets stay on the
     /// device then costs no switch of context. So only take it in process
     /// context, holding no lock that [`Driver::receive`] may take.
     pub(crate) fn plug_local_rx(&self) -> LocalRxPlug<'_, T> {
@@ -441,7 +422,7 @@ impl<T: Driver> Drop for LocalRxPlug<'_, T> {
         let c = self.0.container();
         // The plug is held while the packets are handled, so that the
         // answers to them do not wake the receive work either.
-        let waiting = if c.rx_claim(RX_INLINE) {
+        let waiting = if c.rx_claim(T::RX_INLINE) {
             c.rx_handle(self.0);
             c.rx_release(-1)
         } else {

@@ -7,14 +7,11 @@
 
 use super::{
     srq::{SrqAttr, SrqMask},
-    work::{QpHandle, RecvWqe, SendWqe},
+    work::{KernelRecvWr, KernelSendWr, KernelWc, QpHandle},
     Access, Av, CqNotifier, Device, DeviceAttr, KernelPages, LinkLayer, MwType, PortAttr,
     PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, SrqNotifier, UData, UserContext,
 };
-use crate::{
-    kernel_ext::{errno::eopnotsupp, net::SkBuff},
-    proto::cqe::KernelWc,
-};
+use crate::kernel_ext::{errno::eopnotsupp, net::SkBuff};
 use kernel::{prelude::*, sync::Arc};
 
 /// The callbacks of an RDMA device whose per-device data is `Self`.
@@ -60,6 +57,21 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The most received packets a device holds for [`Driver::receive`];
     /// more are dropped, so that a flood costs bounded memory.
     const RX_BACKLOG: u32 = 4096;
+    /// How many packets the receive work hands to [`Driver::receive`]
+    /// before it yields the CPU (as NAPI's weight).
+    const RX_BUDGET: usize = 64;
+    /// How long, in microseconds, the receive work may go on without
+    /// emptying its queue on the high-priority workers; then it goes on on
+    /// the ordinary ones, as softirq hands over to ksoftirqd after 2 ms. On
+    /// one CPU, a device that sends to itself keeps its receive work busy
+    /// for as long as the traffic lasts: at nice -20 throughout, it left an
+    /// RCU grace-period kthread starved for 65 s on the debug kernel.
+    const RX_URGENT_USECS: u32 = 2000;
+    /// How many waiting packets a doorbell may find when it lets its plug
+    /// ([`Device::plug_local_rx`]) go and still hand them to
+    /// [`Driver::receive`] itself, in the caller's context; a longer burst
+    /// is the receive work's.
+    const RX_INLINE: u32 = 0;
 
     /// Device attributes and limits (`query_device`).
     fn query_device(dev: &Device<Self>, udata: &UData<'_>) -> Result<DeviceAttr>;
@@ -217,13 +229,13 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Destroys an address handle; its data is handed back to be dropped.
     fn destroy_ah(_dev: &Device<Self>, _ah: Self::Ah) {}
     /// Posts a kernel consumer's send work request. Callable in any context.
-    fn post_kernel_send(dev: &Device<Self>, qp: &Self::Qp, wqe: SendWqe) -> Result;
+    fn post_kernel_send(dev: &Device<Self>, qp: &Self::Qp, wr: KernelSendWr) -> Result;
     /// Posts a kernel consumer's receive work request. Callable in any
     /// context.
-    fn post_kernel_recv(dev: &Device<Self>, qp: &Self::Qp, wqe: RecvWqe) -> Result;
+    fn post_kernel_recv(dev: &Device<Self>, qp: &Self::Qp, wr: KernelRecvWr) -> Result;
     /// Posts a kernel consumer's receive work request to an SRQ. Callable
     /// in any context.
-    fn post_kernel_srq_recv(_srq: &Self::Srq, _wqe: RecvWqe) -> Result {
+    fn post_kernel_srq_recv(_srq: &Self::Srq, _wr: KernelRecvWr) -> Result {
         Err(eopnotsupp())
     }
     /// Runs a user QP's send queue: the rxe provider's doorbell, a

@@ -1,26 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Work requests and completions of kernel consumers (ib_mad's QP1, ULPs):
-//! what `ib_post_send`, `ib_post_recv` and `ib_poll_cq` pass, turned into
-//! the same work request types the rings give, and back.
+//! what `ib_post_send`, `ib_post_recv` and `ib_poll_cq` pass, read into
+//! the types of `work`, and back.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use super::{
     kernel_segs::KernelSegs,
-    work::{RecvData, RecvWqe, SendData, SendWqe},
+    work::{
+        send_flags, wr_opcode, KernelOperands, KernelRecvWr, KernelSendData, KernelSendWr, KernelWc,
+    },
     Av,
 };
 use crate::bindings;
 use crate::kernel_ext::fill::Fill;
-use crate::proto::{
-    cqe::KernelWc,
-    wqe::{FastReg, WrOpcode, SEND_INLINE},
-};
 use kernel::prelude::*;
 
 /// Reads one kernel send work request; `av` gives a UD request's AH's
-/// address vector.
+/// address vector. Requests whose operands ib_core has no layout for
+/// (memory window binds, FLUSH, ATOMIC WRITE) are `EINVAL`.
 ///
 /// # Safety
 ///
@@ -28,84 +27,82 @@ use kernel::prelude::*;
 /// type (`ib_rdma_wr`, `ib_atomic_wr`, `ib_ud_wr`, `ib_reg_wr` with a live
 /// MR), whose memory stays
 /// valid until it completes; `ud` says whether the QP is UD or GSI.
-pub(super) unsafe fn send_wqe(
+pub(super) unsafe fn send_wr(
     wr: *const bindings::ib_send_wr,
     ud: bool,
     av: impl FnOnce(*mut bindings::ib_ah) -> Option<Av>,
-) -> Result<SendWqe> {
+) -> Result<KernelSendWr> {
     // SAFETY: Guaranteed by the caller.
     let w = unsafe { &*wr };
-    let opcode = if w.opcode == bindings::ib_wr_opcode_IB_WR_REG_MR {
-        WrOpcode::RegMr
-    } else {
-        WrOpcode::from_raw(w.opcode).ok_or(EINVAL)?
-    };
-    // Kernel consumers have no memory windows, and ib_core no work request
-    // layout for FLUSH or ATOMIC WRITE.
+    let opcode = w.opcode;
     if matches!(
         opcode,
-        WrOpcode::BindMw | WrOpcode::Flush | WrOpcode::AtomicWrite
+        wr_opcode::BIND_MW | wr_opcode::FLUSH | wr_opcode::ATOMIC_WRITE
     ) {
         return Err(EINVAL);
     }
     let flags = w.send_flags as u32;
     // SAFETY: Guaranteed by the caller.
     let segs = unsafe { KernelSegs::from_raw(w.sg_list, w.num_sge, GFP_ATOMIC)? };
-    let length = u32::try_from(segs.len()).map_err(|_| EINVAL)?;
-    let data = if flags & SEND_INLINE != 0 {
+    let data = if flags & send_flags::INLINE != 0 {
         // Inline data is the consumer's to reuse once posted: copy it now.
         let mut bytes = KVec::from_elem(0u8, segs.len(), GFP_ATOMIC)?;
         segs.gather(0, segs.len(), &mut Fill::over(&mut bytes))?;
-        SendData::Inline(bytes)
+        KernelSendData::Inline(bytes)
     } else {
-        SendData::Kernel(segs)
+        KernelSendData::Segs(segs)
     };
-    let mut wqe = SendWqe::new(
-        // SAFETY: `wr_id` and `wr_cqe` share the 8 bytes; either passes through.
-        unsafe { w.__bindgen_anon_1.wr_id },
-        opcode,
-        flags,
-        // SAFETY: Both members of the union are `u32`-sized.
-        unsafe { w.ex.invalidate_rkey },
-        length,
-        data,
-    );
-    if ud {
+    let operands = if ud {
         // SAFETY: A UD QP's requests are `ib_ud_wr`s.
         let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
-        wqe.remote_qpn = u.remote_qpn;
-        wqe.remote_qkey = u.remote_qkey;
-        wqe.av = Some(av(u.ah).ok_or(EINVAL)?);
+        KernelOperands::Ud {
+            av: av(u.ah).ok_or(EINVAL)?,
+            remote_qpn: u.remote_qpn,
+            remote_qkey: u.remote_qkey,
+        }
     } else {
         match opcode {
-            WrOpcode::Write | WrOpcode::WriteImm | WrOpcode::Read => {
+            wr_opcode::RDMA_WRITE | wr_opcode::RDMA_WRITE_WITH_IMM | wr_opcode::RDMA_READ => {
                 // SAFETY: RDMA requests are `ib_rdma_wr`s.
                 let r = unsafe { &*wr.cast::<bindings::ib_rdma_wr>() };
-                wqe.remote_addr = r.remote_addr;
-                wqe.rkey = r.rkey;
+                KernelOperands::Rdma {
+                    remote_addr: r.remote_addr,
+                    rkey: r.rkey,
+                }
             }
-            WrOpcode::RegMr => {
+            wr_opcode::REG_MR => {
                 // SAFETY: Registrations are `ib_reg_wr`s, naming a live MR.
                 let r = unsafe { &*wr.cast::<bindings::ib_reg_wr>() };
-                wqe.reg = Some(FastReg {
+                KernelOperands::RegMr {
                     key: r.key,
                     access: r.access as u32,
                     // SAFETY: As above.
                     iova: unsafe { (*r.mr).iova },
-                });
+                }
             }
-            WrOpcode::CmpSwap | WrOpcode::FetchAdd => {
+            wr_opcode::ATOMIC_CMP_AND_SWP | wr_opcode::ATOMIC_FETCH_AND_ADD => {
                 // SAFETY: Atomic requests are `ib_atomic_wr`s.
                 let a = unsafe { &*wr.cast::<bindings::ib_atomic_wr>() };
-                wqe.remote_addr = a.remote_addr;
-                wqe.rkey = a.rkey;
-                wqe.compare_add = a.compare_add;
-                wqe.swap = a.swap;
+                KernelOperands::Atomic {
+                    remote_addr: a.remote_addr,
+                    rkey: a.rkey,
+                    compare_add: a.compare_add,
+                    swap: a.swap,
+                }
             }
-            _ => {}
+            _ => KernelOperands::None,
         }
-    }
-    Ok(wqe)
+    };
+    Ok(KernelSendWr {
+        // SAFETY: `wr_id` and `wr_cqe` share the 8 bytes; either passes through.
+        wr_id: unsafe { w.__bindgen_anon_1.wr_id },
+        opcode,
+        flags,
+        // SAFETY: Both members of the union are `u32`-sized.
+        ex: unsafe { w.ex.invalidate_rkey },
+        data,
+        operands,
+    })
 }
 
 /// Reads one kernel receive work request.
@@ -114,14 +111,14 @@ pub(super) unsafe fn send_wqe(
 ///
 /// `wr` is a valid receive work request whose memory stays valid until it
 /// completes.
-pub(super) unsafe fn recv_wqe(wr: *const bindings::ib_recv_wr) -> Result<RecvWqe> {
+pub(super) unsafe fn recv_wr(wr: *const bindings::ib_recv_wr) -> Result<KernelRecvWr> {
     // SAFETY: Guaranteed by the caller.
     let w = unsafe { &*wr };
-    Ok(RecvWqe {
+    Ok(KernelRecvWr {
         // SAFETY: As for sends.
         wr_id: unsafe { w.__bindgen_anon_1.wr_id },
         // SAFETY: Guaranteed by the caller.
-        data: RecvData::Kernel(unsafe { KernelSegs::from_raw(w.sg_list, w.num_sge, GFP_ATOMIC)? }),
+        segs: unsafe { KernelSegs::from_raw(w.sg_list, w.num_sge, GFP_ATOMIC)? },
     })
 }
 
@@ -132,7 +129,7 @@ pub(super) fn write_wc(wc: &KernelWc, out: &mut bindings::ib_wc) {
     out.opcode = wc.opcode;
     out.vendor_err = 0;
     out.byte_len = wc.byte_len;
-    // The driver wrote the element from a `QpHandle`, which only the
+    // The driver stored the completion from a `QpHandle`, which only the
     // adapter makes, from the `ib_qp` it was given.
     out.qp = wc.qp as usize as *mut bindings::ib_qp;
     out.ex.imm_data = wc.ex;

@@ -8,7 +8,10 @@
 //! `rdma link add NAME type TYPE netdev NETDEV` create its devices, and the
 //! module holds a [`Registration`], whose drop removes them all. Packets
 //! reach a device through [`Device::deliver`], and its [`Driver::receive`]
-//! handles them in process context, in order.
+//! handles them in process context, in order, as its receive constants
+//! (`RX_*`) pace them. Kernel consumers' work requests reach the driver as
+//! [`KernelSendWr`] and [`KernelRecvWr`], and its kernel CQs hand back
+//! [`KernelWc`]s: the verbs' own values, which the driver maps to its own.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 //!
@@ -113,7 +116,10 @@ pub(crate) use registry::Registry;
 pub(crate) use srq::{SrqAttr, SrqMask};
 pub(crate) use ucontext::UserContext;
 pub(crate) use udata::UData;
-pub(crate) use work::{QpHandle, RecvData, RecvWqe, SendData, SendWqe, Wc};
+pub(crate) use work::{
+    send_flags, wc_flags, wc_opcode, wc_status, wr_opcode, KernelOperands, KernelRecvWr,
+    KernelSendData, KernelSendWr, KernelWc, QpHandle,
+};
 
 use crate::bindings;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The driver-specific responses of the rxe user ABI, which rdma-core's rxe
-//! provider reads, and the proof that the protocol core lays out the rings'
-//! elements as this ABI does.
+//! provider reads, and the layout of the rings' elements it shares with the
+//! process, for a driver to check its own against.
 //!
 //! C header: [`include/uapi/rdma/rdma_user_rxe.h`](srctree/include/uapi/rdma/rdma_user_rxe.h)
 
@@ -99,13 +99,12 @@ impl CreateCqResp {
     }
 }
 
-// The protocol core's ring elements and completion values, checked against
-// the C headers at compile time: a mismatch fails the build.
-const _: () = {
-    use crate::proto::{
-        cqe::{self, WcOpcode, WcStatus},
-        wqe::{self, dma, operands, recv, send, WrOpcode},
-    };
+/// Where the fields of the rings' elements are, from the C headers, for a
+/// driver to check its own layout against at compile time. Offsets are in
+/// bytes from the start of the element, those of [`operands`] from the
+/// start of the send request's `wr` union.
+pub(crate) mod layout {
+    use crate::bindings;
     use core::mem::{offset_of, size_of};
     type Wqe = bindings::rxe_send_wqe;
     type Wr = bindings::rxe_send_wr;
@@ -113,96 +112,78 @@ const _: () = {
     type Dma = bindings::rxe_dma_info;
     type Wc = bindings::ib_uverbs_wc;
 
-    assert!(wqe::SEND_WQE_SIZE as usize == size_of::<Wqe>());
-    assert!(wqe::RECV_WQE_SIZE as usize == size_of::<Rqe>());
-    assert!(wqe::SGE_SIZE as usize == size_of::<bindings::rxe_sge>());
-    assert!(send::WR_ID == offset_of!(Wqe, wr) + offset_of!(Wr, wr_id));
-    assert!(send::OPCODE == offset_of!(Wqe, wr) + offset_of!(Wr, opcode));
-    assert!(send::SEND_FLAGS == offset_of!(Wqe, wr) + offset_of!(Wr, send_flags));
-    assert!(send::EX == offset_of!(Wqe, wr) + offset_of!(Wr, ex));
-    assert!(send::OPERANDS == offset_of!(Wqe, wr) + offset_of!(Wr, wr));
-    assert!(send::DMA == offset_of!(Wqe, dma));
-    assert!(recv::WR_ID == offset_of!(Rqe, wr_id));
-    assert!(recv::DMA == offset_of!(Rqe, dma));
-    assert!(dma::LENGTH == offset_of!(Dma, length));
-    assert!(dma::NUM_SGE == offset_of!(Dma, num_sge));
-    assert!(dma::DATA == offset_of!(Dma, __bindgen_anon_1));
+    /// `struct rxe_send_wqe`.
+    pub(crate) const SEND_WQE_SIZE: usize = size_of::<Wqe>();
+    /// `struct rxe_recv_wqe`.
+    pub(crate) const RECV_WQE_SIZE: usize = size_of::<Rqe>();
+    /// `struct rxe_sge`.
+    pub(crate) const SGE_SIZE: usize = size_of::<bindings::rxe_sge>();
+    /// `struct ib_uverbs_wc`, a user CQ's element.
+    pub(crate) const WC_SIZE: usize = size_of::<Wc>();
 
-    assert!(operands::REMOTE_ADDR == offset_of!(Wr, wr.rdma.remote_addr) - send::OPERANDS);
-    assert!(operands::RDMA_RKEY == offset_of!(Wr, wr.rdma.rkey) - send::OPERANDS);
-    assert!(operands::ATOMIC_COMPARE_ADD == offset_of!(Wr, wr.atomic.compare_add) - send::OPERANDS);
-    assert!(operands::ATOMIC_SWAP == offset_of!(Wr, wr.atomic.swap) - send::OPERANDS);
-    assert!(operands::ATOMIC_RKEY == offset_of!(Wr, wr.atomic.rkey) - send::OPERANDS);
-    assert!(operands::REMOTE_ADDR == offset_of!(Wr, wr.atomic.remote_addr) - send::OPERANDS);
-    assert!(operands::UD_REMOTE_QPN == offset_of!(Wr, wr.ud.remote_qpn) - send::OPERANDS);
-    assert!(operands::UD_REMOTE_QKEY == offset_of!(Wr, wr.ud.remote_qkey) - send::OPERANDS);
-    assert!(operands::UD_AH_NUM == offset_of!(Wr, wr.ud.ah_num) - send::OPERANDS);
-    assert!(operands::REMOTE_ADDR == offset_of!(Wr, wr.mw.addr) - send::OPERANDS);
-    assert!(operands::MW_LENGTH == offset_of!(Wr, wr.mw.length) - send::OPERANDS);
-    assert!(operands::MW_MR_LKEY == offset_of!(Wr, wr.mw.mr_lkey) - send::OPERANDS);
-    assert!(operands::MW_MW_RKEY == offset_of!(Wr, wr.mw.mw_rkey) - send::OPERANDS);
-    assert!(operands::MW_RKEY == offset_of!(Wr, wr.mw.rkey) - send::OPERANDS);
-    assert!(operands::MW_ACCESS == offset_of!(Wr, wr.mw.access) - send::OPERANDS);
-    assert!(operands::REMOTE_ADDR == offset_of!(Wr, wr.flush.remote_addr) - send::OPERANDS);
-    assert!(operands::FLUSH_RKEY == offset_of!(Wr, wr.flush.rkey) - send::OPERANDS);
-    assert!(operands::FLUSH_TYPE == offset_of!(Wr, wr.flush.type_) - send::OPERANDS);
-    assert!(operands::FLUSH_LEVEL == offset_of!(Wr, wr.flush.level) - send::OPERANDS);
+    /// The send queue's element.
+    pub(crate) mod send {
+        use super::*;
+        pub(crate) const WR_ID: usize = offset_of!(Wqe, wr) + offset_of!(Wr, wr_id);
+        pub(crate) const OPCODE: usize = offset_of!(Wqe, wr) + offset_of!(Wr, opcode);
+        pub(crate) const SEND_FLAGS: usize = offset_of!(Wqe, wr) + offset_of!(Wr, send_flags);
+        pub(crate) const EX: usize = offset_of!(Wqe, wr) + offset_of!(Wr, ex);
+        pub(crate) const OPERANDS: usize = offset_of!(Wqe, wr) + offset_of!(Wr, wr);
+        pub(crate) const DMA: usize = offset_of!(Wqe, dma);
+    }
 
-    assert!(cqe::USER_WC_SIZE as usize == size_of::<Wc>());
-    assert!(cqe::user::WR_ID == offset_of!(Wc, wr_id));
-    assert!(cqe::user::STATUS == offset_of!(Wc, status));
-    assert!(cqe::user::OPCODE == offset_of!(Wc, opcode));
-    assert!(cqe::user::BYTE_LEN == offset_of!(Wc, byte_len));
-    assert!(cqe::user::EX == offset_of!(Wc, ex));
-    assert!(cqe::user::QP_NUM == offset_of!(Wc, qp_num));
-    assert!(cqe::user::SRC_QP == offset_of!(Wc, src_qp));
-    assert!(cqe::user::WC_FLAGS == offset_of!(Wc, wc_flags));
-    assert!(cqe::user::SL == offset_of!(Wc, sl));
-    assert!(cqe::user::PORT_NUM == offset_of!(Wc, port_num));
+    /// The receive queue's element.
+    pub(crate) mod recv {
+        use super::*;
+        pub(crate) const WR_ID: usize = offset_of!(Rqe, wr_id);
+        pub(crate) const DMA: usize = offset_of!(Rqe, dma);
+    }
 
-    assert!(WrOpcode::Write as u32 == bindings::ib_wr_opcode_IB_WR_RDMA_WRITE);
-    assert!(WrOpcode::WriteImm as u32 == bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM);
-    assert!(WrOpcode::Send as u32 == bindings::ib_wr_opcode_IB_WR_SEND);
-    assert!(WrOpcode::SendImm as u32 == bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM);
-    assert!(WrOpcode::Read as u32 == bindings::ib_wr_opcode_IB_WR_RDMA_READ);
-    assert!(WrOpcode::CmpSwap as u32 == bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP);
-    assert!(WrOpcode::FetchAdd as u32 == bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD);
-    assert!(WrOpcode::LocalInv as u32 == bindings::ib_wr_opcode_IB_WR_LOCAL_INV);
-    assert!(WrOpcode::BindMw as u32 == bindings::ib_wr_opcode_IB_WR_BIND_MW);
-    assert!(WrOpcode::SendInv as u32 == bindings::ib_wr_opcode_IB_WR_SEND_WITH_INV);
-    assert!(WrOpcode::RegMr as u32 == bindings::ib_wr_opcode_IB_WR_REG_MR);
-    assert!(WrOpcode::Flush as u32 == bindings::ib_wr_opcode_IB_WR_FLUSH);
-    assert!(WrOpcode::AtomicWrite as u32 == bindings::ib_wr_opcode_IB_WR_ATOMIC_WRITE);
-    assert!(wqe::SEND_FENCE == bindings::ib_send_flags_IB_SEND_FENCE as u32);
-    assert!(wqe::SEND_SIGNALED == bindings::ib_send_flags_IB_SEND_SIGNALED as u32);
-    assert!(wqe::SEND_SOLICITED == bindings::ib_send_flags_IB_SEND_SOLICITED as u32);
-    assert!(wqe::SEND_INLINE == bindings::ib_send_flags_IB_SEND_INLINE as u32);
+    /// The data part of both (`struct rxe_dma_info`).
+    pub(crate) mod dma {
+        use super::*;
+        pub(crate) const LENGTH: usize = offset_of!(Dma, length);
+        pub(crate) const NUM_SGE: usize = offset_of!(Dma, num_sge);
+        pub(crate) const DATA: usize = offset_of!(Dma, __bindgen_anon_1);
+    }
 
-    assert!(WcOpcode::RegMr as u32 == bindings::ib_wc_opcode_IB_WC_REG_MR);
-    assert!(WcOpcode::Send as u32 == bindings::ib_wc_opcode_IB_WC_SEND);
-    assert!(WcOpcode::Write as u32 == bindings::ib_wc_opcode_IB_WC_RDMA_WRITE);
-    assert!(WcOpcode::Read as u32 == bindings::ib_wc_opcode_IB_WC_RDMA_READ);
-    assert!(WcOpcode::CmpSwap as u32 == bindings::ib_wc_opcode_IB_WC_COMP_SWAP);
-    assert!(WcOpcode::FetchAdd as u32 == bindings::ib_wc_opcode_IB_WC_FETCH_ADD);
-    assert!(WcOpcode::BindMw as u32 == bindings::ib_wc_opcode_IB_WC_BIND_MW);
-    assert!(WcOpcode::LocalInv as u32 == bindings::ib_wc_opcode_IB_WC_LOCAL_INV);
-    assert!(WcOpcode::Flush as u32 == bindings::ib_wc_opcode_IB_WC_FLUSH);
-    assert!(WcOpcode::AtomicWrite as u32 == bindings::ib_wc_opcode_IB_WC_ATOMIC_WRITE);
-    assert!(WcOpcode::Recv as u32 == bindings::ib_wc_opcode_IB_WC_RECV);
-    assert!(WcOpcode::RecvWriteImm as u32 == bindings::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM);
-    assert!(WcStatus::Success as u32 == bindings::ib_wc_status_IB_WC_SUCCESS);
-    assert!(WcStatus::LocLenErr as u32 == bindings::ib_wc_status_IB_WC_LOC_LEN_ERR);
-    assert!(WcStatus::LocQpOpErr as u32 == bindings::ib_wc_status_IB_WC_LOC_QP_OP_ERR);
-    assert!(WcStatus::LocProtErr as u32 == bindings::ib_wc_status_IB_WC_LOC_PROT_ERR);
-    assert!(WcStatus::WrFlushErr as u32 == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR);
-    assert!(WcStatus::MwBindErr as u32 == bindings::ib_wc_status_IB_WC_MW_BIND_ERR);
-    assert!(WcStatus::BadRespErr as u32 == bindings::ib_wc_status_IB_WC_BAD_RESP_ERR);
-    assert!(WcStatus::RemInvReqErr as u32 == bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR);
-    assert!(WcStatus::RemAccessErr as u32 == bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR);
-    assert!(WcStatus::RemOpErr as u32 == bindings::ib_wc_status_IB_WC_REM_OP_ERR);
-    assert!(WcStatus::RetryExcErr as u32 == bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR);
-    assert!(WcStatus::RnrRetryExcErr as u32 == bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR);
-    assert!(cqe::WC_GRH == bindings::ib_wc_flags_IB_WC_GRH);
-    assert!(cqe::WC_WITH_IMM == bindings::ib_wc_flags_IB_WC_WITH_IMM);
-    assert!(cqe::WC_WITH_INVALIDATE == bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE);
-};
+    /// The operands of a send, by kind.
+    pub(crate) mod operands {
+        use super::*;
+        const BASE: usize = offset_of!(Wr, wr);
+        pub(crate) const RDMA_REMOTE_ADDR: usize = offset_of!(Wr, wr.rdma.remote_addr) - BASE;
+        pub(crate) const RDMA_RKEY: usize = offset_of!(Wr, wr.rdma.rkey) - BASE;
+        pub(crate) const ATOMIC_REMOTE_ADDR: usize = offset_of!(Wr, wr.atomic.remote_addr) - BASE;
+        pub(crate) const ATOMIC_COMPARE_ADD: usize = offset_of!(Wr, wr.atomic.compare_add) - BASE;
+        pub(crate) const ATOMIC_SWAP: usize = offset_of!(Wr, wr.atomic.swap) - BASE;
+        pub(crate) const ATOMIC_RKEY: usize = offset_of!(Wr, wr.atomic.rkey) - BASE;
+        pub(crate) const UD_REMOTE_QPN: usize = offset_of!(Wr, wr.ud.remote_qpn) - BASE;
+        pub(crate) const UD_REMOTE_QKEY: usize = offset_of!(Wr, wr.ud.remote_qkey) - BASE;
+        pub(crate) const UD_AH_NUM: usize = offset_of!(Wr, wr.ud.ah_num) - BASE;
+        pub(crate) const MW_ADDR: usize = offset_of!(Wr, wr.mw.addr) - BASE;
+        pub(crate) const MW_LENGTH: usize = offset_of!(Wr, wr.mw.length) - BASE;
+        pub(crate) const MW_MR_LKEY: usize = offset_of!(Wr, wr.mw.mr_lkey) - BASE;
+        pub(crate) const MW_MW_RKEY: usize = offset_of!(Wr, wr.mw.mw_rkey) - BASE;
+        pub(crate) const MW_RKEY: usize = offset_of!(Wr, wr.mw.rkey) - BASE;
+        pub(crate) const MW_ACCESS: usize = offset_of!(Wr, wr.mw.access) - BASE;
+        pub(crate) const FLUSH_REMOTE_ADDR: usize = offset_of!(Wr, wr.flush.remote_addr) - BASE;
+        pub(crate) const FLUSH_RKEY: usize = offset_of!(Wr, wr.flush.rkey) - BASE;
+        pub(crate) const FLUSH_TYPE: usize = offset_of!(Wr, wr.flush.type_) - BASE;
+        pub(crate) const FLUSH_LEVEL: usize = offset_of!(Wr, wr.flush.level) - BASE;
+    }
+
+    /// A user CQ's element.
+    pub(crate) mod wc {
+        use super::*;
+        pub(crate) const WR_ID: usize = offset_of!(Wc, wr_id);
+        pub(crate) const STATUS: usize = offset_of!(Wc, status);
+        pub(crate) const OPCODE: usize = offset_of!(Wc, opcode);
+        pub(crate) const BYTE_LEN: usize = offset_of!(Wc, byte_len);
+        pub(crate) const EX: usize = offset_of!(Wc, ex);
+        pub(crate) const QP_NUM: usize = offset_of!(Wc, qp_num);
+        pub(crate) const SRC_QP: usize = offset_of!(Wc, src_qp);
+        pub(crate) const WC_FLAGS: usize = offset_of!(Wc, wc_flags);
+        pub(crate) const SL: usize = offset_of!(Wc, sl);
+        pub(crate) const PORT_NUM: usize = offset_of!(Wc, port_num);
+    }
+}

@@ -12,7 +12,7 @@
 use crate::counters::Counter;
 use crate::kernel_ext::{
     jiffies,
-    rdma::{QpState, QpType, Wc},
+    rdma::{QpState, QpType},
 };
 use crate::proto::{
     cqe::{WcOpcode, WcStatus},
@@ -25,6 +25,7 @@ use crate::proto::{
 use crate::qp_state::{QpCore, QpInner};
 use crate::send_queue::{Entry, Jiffies};
 use crate::services::Services;
+use crate::work::Wc;
 
 /// Handles a response packet from the peer; returns whether the requester
 /// should run, as the response made room or asks for packets again.

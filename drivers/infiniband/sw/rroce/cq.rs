@@ -12,12 +12,13 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::{CreateCqResp, ResizeCqResp},
-        CqAttr, CqNotifier, UData, UserContext, Wc,
+        CqAttr, CqNotifier, KernelWc, UData, UserContext,
     },
 };
 use crate::limits::MAX_CQE;
-use crate::proto::cqe::{KernelWc, KERNEL_WC_SIZE, USER_WC_SIZE};
+use crate::proto::cqe::{KernelCqe, KERNEL_WC_SIZE, USER_WC_SIZE};
 use crate::ring::UserRing;
+use crate::work::Wc;
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use kernel::{
     new_mutex,
@@ -173,7 +174,7 @@ impl Cq {
                 break;
             }
             if ring.read(consumer, &mut element).is_ok() && ring.claim(consumer) {
-                take(&KernelWc::read(&element));
+                take(&kernel_wc(KernelCqe::read(&element)));
                 n += 1;
             }
         }
@@ -262,5 +263,20 @@ impl CqCore {
             self.notifier.notify();
         }
         Ok(())
+    }
+}
+
+/// A kernel CQ's element as `ib_poll_cq` hands it on.
+fn kernel_wc(e: KernelCqe) -> KernelWc {
+    KernelWc {
+        wr_id: e.wr_id,
+        status: e.status,
+        opcode: e.opcode,
+        byte_len: e.byte_len,
+        ex: e.ex,
+        src_qp: e.src_qp,
+        flags: e.flags,
+        qp: e.qp,
+        ip_version: e.ip_version,
     }
 }

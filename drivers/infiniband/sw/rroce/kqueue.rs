@@ -5,10 +5,8 @@
 //! cannot be taken: a post goes onto a lock-free queue, and the QP takes it
 //! off under its lock when it runs.
 
-use crate::kernel_ext::{
-    llist::AtomicQueue,
-    rdma::{RecvWqe, SendWqe},
-};
+use crate::kernel_ext::llist::AtomicQueue;
+use crate::work::{RecvWqe, SendWqe};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 

@@ -19,7 +19,7 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::CreateQpResp, Access, Av, Driver, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
-        QpMask, QpNotifier, QpState, QpType, RecvWqe, SendWqe, UData, UserContext,
+        QpMask, QpNotifier, QpState, QpType, UData, UserContext,
     },
 };
 use crate::kqueue::{Fifo, KernelQueues};
@@ -39,6 +39,7 @@ use crate::ring::UserRing;
 use crate::send_queue::SendQueue;
 use crate::services::Services;
 use crate::srq::Srq;
+use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Flow;
 use crate::{completer, requester, responder};
 use kernel::{new_mutex, prelude::*, sync::Arc};

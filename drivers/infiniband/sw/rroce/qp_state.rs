@@ -13,7 +13,7 @@ use crate::cq::CqCore;
 use crate::index::PdNum;
 use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{
-    Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType, RecvWqe, SendWqe, Wc,
+    Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType,
 };
 use crate::kqueue::{Fifo, KernelQueues};
 use crate::mw::ForQp;
@@ -30,6 +30,7 @@ use crate::ring::UserRing;
 use crate::send_queue::{Fetched, SendQueue};
 use crate::services::Services;
 use crate::srq::SrqCore;
+use crate::work::{RecvWqe, SendWqe, Wc};
 use crate::xmit::Flow;
 use kernel::{
     prelude::*,

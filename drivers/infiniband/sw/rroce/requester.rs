@@ -12,7 +12,7 @@
 use crate::completer::{complete_done, error_wc, flush_before};
 use crate::kernel_ext::{
     jiffies,
-    rdma::{Access, QpState, QpType, SendData, SendWqe},
+    rdma::{Access, QpState, QpType},
 };
 use crate::limits::MAX_MSG_SIZE;
 use crate::mr::{self, MrError};
@@ -30,6 +30,7 @@ use crate::qp_state::{QpCore, QpInner};
 use crate::seg::Memory;
 use crate::send_queue::{kind, Entry, Fetched, UdDest};
 use crate::services::Services;
+use crate::work::{SendData, SendWqe};
 use kernel::prelude::*;
 
 /// A failed request: the completion status it ends with.

@@ -11,7 +11,7 @@
 use crate::counters::Counter;
 use crate::kernel_ext::{
     fill::Fill,
-    rdma::{Access, AtomicOp, QpState, QpType, RecvWqe, Wc},
+    rdma::{Access, AtomicOp, QpState, QpType},
     write_barrier,
 };
 use crate::mr::{MrCore, MrError};
@@ -29,6 +29,7 @@ use crate::recv_queue::{Recv, Write};
 use crate::seg::Memory;
 use crate::services::Services;
 use crate::srq::Taken;
+use crate::work::{RecvWqe, Wc};
 use kernel::{prelude::*, sync::Arc};
 
 /// The GRH that UD receives start with: 40 bytes, the IPv4 header in its

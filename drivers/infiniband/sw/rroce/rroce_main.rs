@@ -17,6 +17,7 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod kernel_ext;
 
+mod abi;
 mod ah;
 mod completer;
 mod counters;
@@ -44,6 +45,7 @@ mod send_queue;
 mod services;
 mod srq;
 mod udp;
+mod work;
 mod xmit;
 
 use kernel_ext::{net::NotifierRegistration, rdma};

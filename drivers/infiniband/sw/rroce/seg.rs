@@ -6,10 +6,11 @@
 
 use crate::index::{PdNum, Pool};
 use crate::kernel_ext::fill::Fill;
-use crate::kernel_ext::rdma::{Access, KernelSegs, RecvData, SendData};
+use crate::kernel_ext::rdma::{Access, KernelSegs};
 use crate::kernel_ext::walk_pieces;
 use crate::mr::{self, MrCore, MrError};
 use crate::proto::wqe::Sge;
+use crate::work::{RecvData, SendData};
 use kernel::{prelude::*, sync::Arc};
 
 /// A piece of a memory region.

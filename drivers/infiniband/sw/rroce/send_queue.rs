@@ -10,11 +10,7 @@
 //! [`SendWindow`]; this file adds what they are for the device: the work
 //! request itself, its memory and, for UD, its destination.
 
-use crate::kernel_ext::{
-    jiffies_to_usecs,
-    rdma::{Av, SendWqe},
-    usecs_to_jiffies,
-};
+use crate::kernel_ext::{jiffies_to_usecs, rdma::Av, usecs_to_jiffies};
 use crate::proto::{
     psn::Psn,
     queue::Ring,
@@ -22,6 +18,7 @@ use crate::proto::{
     wqe::WrOpcode,
 };
 use crate::seg::Memory;
+use crate::work::SendWqe;
 use kernel::prelude::*;
 
 /// The kernel's clock, in jiffies, for the window's timers.

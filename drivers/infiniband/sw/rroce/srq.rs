@@ -8,12 +8,13 @@
 
 use crate::kernel_ext::{
     errno::eopnotsupp,
-    rdma::{rxe_abi::CreateSrqResp, RecvWqe, SrqAttr, SrqMask, SrqNotifier, UData, UserContext},
+    rdma::{rxe_abi::CreateSrqResp, SrqAttr, SrqMask, SrqNotifier, UData, UserContext},
 };
 use crate::kqueue::{Fifo, KernelQueue};
 use crate::limits::{MAX_QP_WR, MAX_SGE};
 use crate::proto::wqe::{slot_wr_id, RECV_WQE_SIZE, SGE_SIZE};
 use crate::ring::UserRing;
+use crate::work::RecvWqe;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     new_mutex,

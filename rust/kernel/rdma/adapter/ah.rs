@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// An `ib_ah` with its slot.
+pub(super) type AhObject<T> = Object<bindings::ib_ah, AhSlot<T>>;
+
 /// An AH's data behind its `ib_ah`: its address vector, which kernel UD
 /// work requests read, and for a user AH the driver's data.
 pub(super) struct AhSlot<T: Driver> {

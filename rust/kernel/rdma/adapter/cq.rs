@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// An `ib_cq` with its slot.
+pub(super) type CqObject<T> = Object<bindings::ib_cq, CqSlot<T>>;
+
 /// A CQ's data behind its `ib_cq`: the driver's, and the notifier.
 pub(super) struct CqSlot<T: Driver> {
     pub(super) notifier: Arc<CqNotifier>,

@@ -3,7 +3,10 @@
 //! Trampolines for queue pairs: their life, and the posts of user and
 //! kernel consumers.
 
-use super::*;
+use super::{ah::AhObject, cq::CqObject, srq::SrqObject, *};
+
+/// An `ib_qp` with its slot.
+pub(super) type QpObject<T> = Object<bindings::ib_qp, QpSlot<T>>;
 
 /// A QP's data behind its `ib_qp`: the driver's, and the notifier.
 pub(super) struct QpSlot<T: Driver> {
@@ -204,7 +207,7 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: Guaranteed by the caller; a UD request's AH is a live
             // AH of this device.
             let posted = unsafe {
-                kverbs::send_wqe(wr, ud, |ah| {
+                kverbs::send_wr(wr, ud, |ah| {
                     (!ah.is_null()).then(|| AhObject::<T>::data(ah).av)
                 })
             }
@@ -242,7 +245,7 @@ impl<T: Driver> Adapter<T> {
                 Err(crate::kernel_ext::errno::eopnotsupp())
             } else {
                 // SAFETY: A kernel consumer's valid receive work request.
-                unsafe { kverbs::recv_wqe(wr) }.and_then(|wqe| T::post_kernel_recv(dev, data, wqe))
+                unsafe { kverbs::recv_wr(wr) }.and_then(|wqe| T::post_kernel_recv(dev, data, wqe))
             };
             if let Err(e) = posted {
                 // SAFETY: `bad_wr` is valid for writes.

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// An `ib_srq` with its slot.
+pub(super) type SrqObject<T> = Object<bindings::ib_srq, SrqSlot<T>>;
+
 /// An SRQ's data behind its `ib_srq`: the driver's, and the notifier.
 pub(super) struct SrqSlot<T: Driver> {
     pub(super) notifier: Arc<SrqNotifier>,
@@ -112,7 +115,7 @@ impl<T: Driver> Adapter<T> {
                 Err(crate::kernel_ext::errno::eopnotsupp())
             } else {
                 // SAFETY: A kernel consumer's valid receive work request.
-                unsafe { kverbs::recv_wqe(wr) }.and_then(|wqe| T::post_kernel_srq_recv(data, wqe))
+                unsafe { kverbs::recv_wr(wr) }.and_then(|wqe| T::post_kernel_srq_recv(data, wqe))
             };
             if let Err(e) = posted {
                 // SAFETY: `bad_wr` is valid for writes.

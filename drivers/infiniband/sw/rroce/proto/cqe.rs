@@ -198,7 +198,7 @@ impl<Q> Wc<Q> {
 /// numbers. The kernel wrote the element, so it is not parsed with
 /// suspicion; only the kernel side turns `qp` back into a QP.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct KernelWc {
+pub(crate) struct KernelCqe {
     pub(crate) wr_id: u64,
     pub(crate) status: u32,
     pub(crate) opcode: u32,
@@ -212,7 +212,7 @@ pub(crate) struct KernelWc {
     pub(crate) ip_version: u8,
 }
 
-impl KernelWc {
+impl KernelCqe {
     /// Reads a kernel CQ's element. Its flags are in the user format, whose
     /// invalidate bit is another than the kernel's: that one is put back.
     pub(crate) fn read(b: &[u8; KERNEL]) -> Self {
@@ -272,7 +272,7 @@ mod tests {
     fn invalidate_flag_is_the_user_bit_in_user_rings_only() {
         let user = wc(WC_WITH_INVALIDATE | WC_GRH).to_bytes();
         assert_eq!(ne_u32(&user, user::WC_FLAGS), USER_WC_WITH_INV | WC_GRH);
-        let kernel = KernelWc::read(&wc(WC_WITH_INVALIDATE | WC_GRH).to_kernel_bytes());
+        let kernel = KernelCqe::read(&wc(WC_WITH_INVALIDATE | WC_GRH).to_kernel_bytes());
         assert_eq!(kernel.flags, WC_WITH_INVALIDATE | WC_GRH);
     }
 
@@ -301,8 +301,8 @@ mod tests {
     #[test]
     fn kernel_element_reads_back() {
         let w = wc(WC_WITH_IMM);
-        let k = KernelWc::read(&w.to_kernel_bytes());
-        let want = KernelWc {
+        let k = KernelCqe::read(&w.to_kernel_bytes());
+        let want = KernelCqe {
             wr_id: 7,
             status: 10,
             opcode: 129,

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Socket buffers: the packets rroce builds, routes, sends and receives.
+//!
+//! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
+
+use super::{device::NetDevice, route::RouteCache};
+use crate::{bindings, kernel_ext::fill::Fill};
+use core::{
+    mem::{ManuallyDrop, MaybeUninit},
+    ptr::NonNull,
+};
+use kernel::{error::to_result, ffi, prelude::*};
+
+/// A socket buffer (`struct sk_buff`) that we own; freed on drop.
+///
+/// # Invariants
+///
+/// The pointer is a valid skb that nobody else frees, whose linear data is
+/// initialised.
+pub(crate) struct SkBuff(NonNull<bindings::sk_buff>);
+
+// SAFETY: An owned skb may be processed and freed on any thread.
+unsafe impl Send for SkBuff {}
+
+impl SkBuff {
+    /// Takes ownership of `skb`.
+    ///
+    /// # Safety
+    ///
+    /// `skb` is null or a valid skb whose ownership the caller hands over.
+    pub(crate) unsafe fn from_raw(skb: *mut bindings::sk_buff) -> Option<Self> {
+        // INVARIANT: Guaranteed by the caller.
+        NonNull::new(skb).map(Self)
+    }
+
+    /// A buffer of `len` bytes, which `fill` writes, every one of them
+    /// (`EINVAL` if it does not), with room in front for the link, IP and
+    /// UDP headers. The bytes are not zeroed first.
+    pub(crate) fn build<E: From<Error>>(
+        len: usize,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
+    ) -> Result<Self, E> {
+        let headroom = bindings::RROCE_SKB_HEADROOM;
+        let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
+        let size = len32.checked_add(headroom).ok_or(EINVAL)?;
+        // SAFETY: Any size may be asked for; failure is a null pointer.
+        let raw = NonNull::new(unsafe { bindings::rroce_alloc_skb(size) }).ok_or(ENOMEM)?;
+        // SAFETY: The new skb is ours and empty, with room for
+        // `headroom + len` bytes: the headroom goes in front, then `len`
+        // bytes of data, which `skb_put` returns, uninitialised.
+        let data = unsafe {
+            bindings::rroce_skb_reserve(raw.as_ptr(), headroom);
+            let data = bindings::skb_put(raw.as_ptr(), len32);
+            core::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len)
+        };
+        let mut f = Fill::new(data);
+        let filled = fill(&mut f).and_then(|()| {
+            if f.is_full() {
+                Ok(())
+            } else {
+                Err(EINVAL.into())
+            }
+        });
+        if let Err(e) = filled {
+            // SAFETY: Ours, and never handed out.
+            unsafe { bindings::rroce_kfree_skb(raw.as_ptr()) };
+            return Err(e);
+        }
+        // INVARIANT: A new skb, ours alone, its data all written.
+        Ok(Self(raw))
+    }
+
+    /// The linear data, from `skb->data` to the end of the linear part.
+    pub(crate) fn data(&self) -> &[u8] {
+        let mut len = 0;
+        // SAFETY: The skb is valid; the helper reports the linear length.
+        let ptr = unsafe { bindings::rroce_skb_data(self.0.as_ptr(), &mut len) };
+        // SAFETY: `len` bytes at `ptr` belong to the skb, which we own.
+        unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+    }
+
+    /// The linear data, writable.
+    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+        let mut len = 0;
+        // SAFETY: As in `data`.
+        let ptr = unsafe { bindings::rroce_skb_data(self.0.as_ptr(), &mut len) };
+        // SAFETY: As in `data`; `&mut self` makes the access exclusive.
+        // Received skbs are linearized, so the data is not shared with clones.
+        unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) }
+    }
+
+    /// Makes the whole packet linear, so [`SkBuff::data`] holds all of it.
+    pub(crate) fn linearize(&mut self) -> Result {
+        // SAFETY: The skb is valid and ours.
+        to_result(unsafe { bindings::rroce_skb_linearize(self.0.as_ptr()) })
+    }
+
+    /// The IP header: from the network header to the transport header.
+    pub(crate) fn ip_header(&self) -> &[u8] {
+        let mut len = 0;
+        // SAFETY: The skb is valid; both headers are set on received skbs
+        // and on those `route` prepared, and lie in the linear part.
+        let ptr = unsafe { bindings::rroce_skb_ip_header(self.0.as_ptr(), &mut len) };
+        // SAFETY: `len` bytes at `ptr` belong to the skb's linear data.
+        unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+    }
+
+    /// The device it arrived on, if any.
+    pub(crate) fn dev(&self) -> Option<&NetDevice> {
+        // SAFETY: The skb is valid; its device is alive while we own it.
+        let dev = unsafe { bindings::rroce_skb_dev(self.0.as_ptr()) };
+        // SAFETY: As above, for as long as the skb is borrowed.
+        (!dev.is_null()).then(|| unsafe { NetDevice::from_raw(dev) })
+    }
+
+    /// Routes the packet from `saddr` to `daddr` (IPv6, or IPv4-mapped
+    /// for IPv4) out of `netdev`, by `cache` while it holds, and attaches
+    /// the route to it.
+    pub(crate) fn route(
+        &mut self,
+        cache: &mut RouteCache,
+        netdev: &NetDevice,
+        saddr: &[u8; 16],
+        daddr: &[u8; 16],
+    ) -> Result<Route> {
+        let dst = cache.output(netdev, saddr, daddr)?;
+        let route = if dst.is_local() {
+            Route::Local
+        } else {
+            Route::Out
+        };
+        let skb = self.0.as_ptr();
+        // SAFETY: The skb is ours. It forgets where it came from, carries no
+        // checksum for the device to finish, and takes over the reference
+        // `dst` held; it then goes out of the route's device.
+        unsafe {
+            bindings::skb_scrub_packet(skb, false);
+            bindings::rroce_skb_clear_hash(skb);
+            bindings::rroce_skb_set_csum_none(skb);
+            bindings::rroce_skb_dst_set(skb, dst.into_raw());
+            bindings::rroce_skb_set_dev_to_dst(skb);
+        }
+        Ok(route)
+    }
+
+    /// Puts an IP header of `ip_len` bytes (IPv4 if `v4`) and a UDP header
+    /// in front of the data, which is the UDP payload; `write` fills them
+    /// in. For IPv4, the IP layer then picks the identification, as for its
+    /// own packets. Afterwards `data` starts at the IP header.
+    pub(crate) fn push_ip_udp(
+        &mut self,
+        ip_len: usize,
+        v4: bool,
+        write: impl FnOnce(&mut [u8]) -> Result,
+    ) -> Result {
+        if ip_len > MAX_IP_HEADER_LEN {
+            return Err(EINVAL);
+        }
+        let len = ip_len + UDP_HEADER_LEN;
+        let skb = self.0.as_ptr();
+        // SAFETY: `alloc` reserved `HEADROOM` bytes in front of the data,
+        // room for `len`; the pushed bytes are ours until the skb goes.
+        let hdr = unsafe {
+            core::slice::from_raw_parts_mut(bindings::rroce_skb_push(skb, len as u32), len)
+        };
+        write(hdr)?;
+        let protocol = if v4 { ETH_P_IP } else { ETH_P_IPV6 };
+        // SAFETY: The headers are in place at the data: the network header
+        // is there, the transport header `ip_len` bytes on.
+        unsafe {
+            bindings::rroce_skb_reset_network_header(skb);
+            bindings::rroce_skb_set_transport_header(skb, ip_len as ffi::c_int);
+            bindings::rroce_skb_clear_cb(skb);
+            bindings::rroce_skb_set_protocol(skb, protocol.to_be());
+            if v4 {
+                // Needs the route, which `route` attached.
+                bindings::rroce_ip_select_ident(skb);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves `data` back from the IP header to the UDP header, where the
+    /// UDP layer delivers packets: for one `route` found to be local.
+    pub(crate) fn pull_to_transport(&mut self) {
+        // SAFETY: The skb is ours; `route` set its transport header.
+        unsafe { bindings::rroce_skb_pull_to_transport(self.0.as_ptr()) };
+    }
+
+    /// Sends a packet `route` prepared.
+    pub(crate) fn ip_output(self) -> Result {
+        let v4 = self.protocol() == ETH_P_IP;
+        let skb = ManuallyDrop::new(self).0.as_ptr();
+        // SAFETY: The skb is routed, its device set to the route's, with its
+        // headers in place; the IP layer takes it. Ours have no socket.
+        let ret = unsafe {
+            let net = bindings::rroce_dev_net(bindings::rroce_skb_dev(skb));
+            if v4 {
+                bindings::ip_local_out(net, core::ptr::null_mut(), skb)
+            } else {
+                bindings::ip6_local_out(net, core::ptr::null_mut(), skb)
+            }
+        };
+        // A positive `NET_XMIT_*` (congestion, a drop by a queue discipline)
+        // is not an error of ours: the packet counts as sent, and the
+        // transport recovers as from any loss.
+        to_result(ret)
+    }
+
+    /// The link-layer protocol, `ETH_P_*`, as [`SkBuff::push_ip_udp`] set it.
+    fn protocol(&self) -> u16 {
+        // SAFETY: The skb is valid.
+        u16::from_be(unsafe { bindings::rroce_skb_protocol(self.0.as_ptr()) })
+    }
+
+    /// Hands the skb over to C code that frees it.
+    pub(crate) fn into_raw(self) -> *mut bindings::sk_buff {
+        ManuallyDrop::new(self).0.as_ptr()
+    }
+}
+
+/// `ETH_P_IP` and `ETH_P_IPV6` (`include/uapi/linux/if_ether.h`).
+const ETH_P_IP: u16 = 0x0800;
+const ETH_P_IPV6: u16 = 0x86dd;
+/// The longest IP header `push_ip_udp` takes (IPv6 without extensions),
+/// and the UDP header: within the headroom `alloc` reserves.
+const MAX_IP_HEADER_LEN: usize = 40;
+const UDP_HEADER_LEN: usize = 8;
+
+/// Where [`SkBuff::route`] sends a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// Out of a network device.
+    Out,
+    /// To a local address: it never leaves this host.
+    Local,
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own the skb.
+        unsafe { bindings::rroce_kfree_skb(self.0.as_ptr()) };
+    }
+}
