@@ -167,7 +167,10 @@ def main():
     crossings = []
     for f, us in parsed.items():
         mod = module_of(f)
-        is_mod_rs = f.endswith("mod.rs") or f.endswith("rroce_main.rs")
+        # A parent module: a mod.rs, the crate root, or a file beside the
+        # directory of its children (proto/window.rs and proto/window/).
+        is_mod_rs = (f.endswith("mod.rs") or f.endswith("rroce_main.rs")
+                     or os.path.isdir(os.path.join(ROOT, f[:-3])))
         for public, p in us:
             a = absolute(p, mod, is_mod_rs)
             if a is None:
@@ -177,7 +180,8 @@ def main():
                 continue
             tmod = module_of(t)
             # A parent re-exporting from its tree is no import; a parent
-            # using what a child defines is, and the child must not use it.
+            # using what a child defines is, and then the child must not use
+            # the parent.
             if is_mod_rs and public and tmod[:len(mod)] == mod:
                 continue
             edges[f].add(t)

@@ -202,13 +202,21 @@ impl Responder {
     }
 }
 
+/// Panics unless the window's invariants hold.
+fn holds(w: &SendWindow<Vec<Option<Wr>>>) {
+    if let Err(broken) = w.check() {
+        panic!("window invariant broken: {broken}");
+    }
+}
+
 /// Runs the requests the input describes over a link that drops what it
 /// says; panics if a property fails. Returns whether every request
 /// completed (rather than ran out of retries, or the input described none).
 ///
 /// The first byte is the number of requests, each of the next two bytes per
 /// request its kind and length; every byte after that, one per packet, says
-/// whether the link drops it.
+/// whether the link drops it. The window's invariants are checked after
+/// every event.
 pub fn check_window(data: &[u8]) -> bool {
     let Some((&count, rest)) = data.split_first() else {
         return false;
@@ -266,6 +274,7 @@ pub fn check_window(data: &[u8]) -> bool {
                         length,
                         placed,
                     });
+                    holds(&w);
                 }
                 Next::Send(slot) => {
                     let p = w.next_packet(slot).unwrap();
@@ -286,6 +295,7 @@ pub fn check_window(data: &[u8]) -> bool {
                         Kind::Commit => Request::Commit { psn: p.psn },
                     };
                     w.sent(slot, p, true, now);
+                    holds(&w);
                     if !link.drops(now) {
                         requests.push_back(req);
                     }
@@ -337,8 +347,10 @@ pub fn check_window(data: &[u8]) -> bool {
                 }
                 _ => {}
             }
+            holds(&w);
         }
         while let Some(e) = w.pop_done() {
+            holds(&w);
             assert_eq!(e.id, completed, "completed out of order");
             assert!(e.track.kind() != Kind::Read || e.placed.iter().all(|&p| p));
             completed += 1;
@@ -346,7 +358,9 @@ pub fn check_window(data: &[u8]) -> bool {
         if !moved {
             // Nothing on the link: time passes until the timer acts.
             now += 1;
-            if w.tick(now, TIMEOUT, RETRY_CNT, &Ms) == Timer::GiveUp {
+            let timer = w.tick(now, TIMEOUT, RETRY_CNT, &Ms);
+            holds(&w);
+            if timer == Timer::GiveUp {
                 assert!(
                     now - link.last_drop < GIVE_UP_WITHIN,
                     "gave up at {now}, {} after the last loss",

@@ -22,13 +22,16 @@
 //! the peer stays silent, everything not acknowledged.
 //!
 //! This file holds the window and how requests enter and leave it;
-//! `window/response.rs` what the peer's responses mean for it, and
+//! `window/track.rs` each request's PSNs and progress,
+//! `window/response.rs` what the peer's responses mean for the window, and
 //! `window/timer.rs` loss, rewinds and the timer.
 
 use super::psn::Psn;
 use super::queue::Ring;
 use super::rtt::Rtt;
 use core::ops::DerefMut;
+
+pub(crate) use self::track::{Kind, Track};
 
 /// Unacknowledged packets a QP may have in flight.
 pub(crate) const WINDOW: u32 = 128;
@@ -55,255 +58,6 @@ pub(crate) trait Clock {
     fn usecs_to_ticks(&self, usecs: u32) -> u64;
     /// `ticks` in microseconds.
     fn ticks_to_usecs(&self, ticks: u64) -> u32;
-}
-
-/// What a work request's PSNs stand for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// A SEND or WRITE: its request packets, which ACKs answer. Also a
-    /// local operation, which has no PSN and is done when taken.
-    Data,
-    /// An RDMA READ: its response packets, which one request asks for per
-    /// chunk.
-    Read,
-    /// An atomic: its one request, which an atomic ACK answers.
-    Atomic,
-    /// A FLUSH or ATOMIC WRITE: its one request, which an empty read
-    /// response answers, or a later ACK (it returns nothing to wait for).
-    Commit,
-}
-
-/// A work request's place in the PSN space, and how far it got.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Track {
-    kind: Kind,
-    /// The message length in bytes.
-    length: u32,
-    first_psn: Psn,
-    /// PSNs it uses: its packets, or for a read its response packets.
-    npsn: u32,
-    /// Request packets sent (an atomic has one); for a read, the response
-    /// packets asked for.
-    sent: u32,
-    /// Packets of a SEND or WRITE the peer acknowledged.
-    acked: u32,
-    /// Read response packets received in order: all before this one.
-    got: u32,
-    /// Read responses received from `got` on. Responses past a gap are
-    /// placed as they come.
-    ahead: Ahead,
-    /// For a read, the response packets one request asks for: set when it
-    /// is first sent, from the window then, and kept, so that a request
-    /// sent again asks for part of one sent before, never more.
-    chunk: u32,
-    /// A read asked again for the responses before this one, after a gap
-    /// or a timeout: a gap before it is no news.
-    asked_again_to: u32,
-    /// The gap a read is asking again for, alone.
-    gap: Option<Gap>,
-    done: bool,
-}
-
-/// Responses a read asks again for after a gap: the first ones missing,
-/// from `got` up to `end`, the next one received.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Gap {
-    end: u32,
-    /// Where asking resumes once the gap has been asked for: the responses
-    /// asked for before it.
-    resume: u32,
-}
-
-/// Read responses from the first one missing on, as bits: bit `i` for
-/// response `got + i`. A request goes out while its PSN is within the
-/// window of the oldest unacknowledged one, and asks for at most
-/// [`READ_CHUNK`] responses, so every response asked for is fewer than
-/// `WINDOW + READ_CHUNK` past the first one missing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Ahead([u128; 2]);
-
-const _: () = assert!(WINDOW + READ_CHUNK <= Ahead::BITS);
-
-impl Ahead {
-    const BITS: u32 = 2 * u128::BITS;
-
-    fn get(&self, i: u32) -> bool {
-        i < Self::BITS && (self.0[(i / 128) as usize] >> (i % 128)) & 1 != 0
-    }
-
-    fn set(&mut self, i: u32) {
-        if i < Self::BITS {
-            self.0[(i / 128) as usize] |= 1 << (i % 128);
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0 == [0, 0]
-    }
-
-    /// How many bits from bit 0 on are set.
-    fn leading_run(&self) -> u32 {
-        match self.0[0].trailing_ones() {
-            128 => 128 + self.0[1].trailing_ones(),
-            n => n,
-        }
-    }
-
-    /// How many bits from bit 0 on are clear.
-    fn leading_gap(&self) -> u32 {
-        match self.0[0].trailing_zeros() {
-            128 => 128 + self.0[1].trailing_zeros(),
-            n => n,
-        }
-    }
-
-    /// Drops the first `n` bits.
-    fn shift(&mut self, n: u32) {
-        let [lo, hi] = self.0;
-        self.0 = match n {
-            0 => return,
-            1..=127 => [(lo >> n) | (hi << (128 - n)), hi >> n],
-            128..=255 => [hi >> (n - 128), 0],
-            _ => [0, 0],
-        };
-    }
-}
-
-impl Track {
-    /// A request of `kind` and `length` bytes, in packets of `mtu` bytes,
-    /// starting at `first_psn`.
-    pub(crate) fn new(kind: Kind, length: u32, mtu: u32, first_psn: Psn) -> Self {
-        let npsn = match kind {
-            Kind::Atomic | Kind::Commit => 1,
-            Kind::Data | Kind::Read => length.div_ceil(mtu.max(1)).max(1),
-        };
-        Self {
-            kind,
-            length,
-            first_psn,
-            npsn,
-            sent: 0,
-            acked: 0,
-            got: 0,
-            ahead: Ahead::default(),
-            chunk: 0,
-            asked_again_to: 0,
-            gap: None,
-            done: false,
-        }
-    }
-
-    /// A local operation at `psn`, carried out when taken: it uses no PSN
-    /// and is done, so it completes once the requests before it have.
-    pub(crate) fn local(psn: Psn) -> Self {
-        Self {
-            npsn: 0,
-            done: true,
-            ..Self::new(Kind::Data, 0, 1, psn)
-        }
-    }
-
-    /// What the request's PSNs stand for.
-    pub(crate) fn kind(&self) -> Kind {
-        self.kind
-    }
-
-    /// The PSNs it uses.
-    pub(crate) fn npsn(&self) -> u32 {
-        self.npsn
-    }
-
-    /// Packets sent (for a read, response packets asked for).
-    pub(crate) fn sent(&self) -> u32 {
-        self.sent
-    }
-
-    /// Whether it is done and may complete.
-    pub(crate) fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// Whether the responder holds a resource for it (a READ, an atomic,
-    /// a FLUSH or an ATOMIC WRITE): what `max_rd_atomic` and fences count.
-    fn takes_resource(&self) -> bool {
-        self.kind != Kind::Data
-    }
-
-    /// Whether only its own answer completes it, not a later ACK: a read's
-    /// data or an atomic's original value must come back.
-    fn needs_answer(&self) -> bool {
-        matches!(self.kind, Kind::Read | Kind::Atomic)
-    }
-
-    /// What `sent` counts up to.
-    fn request_packets(&self) -> u32 {
-        if self.kind == Kind::Atomic {
-            1
-        } else {
-            self.npsn
-        }
-    }
-
-    fn holds(&self, psn: Psn) -> bool {
-        psn.distance_from(self.first_psn) < self.npsn
-    }
-
-    /// The PSN of the next request packet.
-    pub(crate) fn next_psn(&self) -> Psn {
-        self.first_psn + self.sent
-    }
-
-    /// The PSN of its last packet; for a local operation, which has none,
-    /// the one before `first_psn`.
-    fn last_psn(&self) -> Psn {
-        self.first_psn + self.npsn.wrapping_sub(1)
-    }
-
-    /// The response packets the next request of a read asks for: up to the
-    /// end of its chunk, so that a request sent again after a loss asks for
-    /// part of what one earlier request asked for, never more, as responders
-    /// expect. Nor less: the responder may have lost that earlier one and
-    /// taken this one as new, and it must hold any request sent again after
-    /// it too. Except for a gap, which is asked for alone: a response after
-    /// it shows that the responder took the requests before.
-    fn read_chunk(&self) -> u32 {
-        let chunk = (self.chunk - self.sent % self.chunk).min(self.npsn - self.sent);
-        match self.gap {
-            Some(gap) => chunk.min(gap.end.saturating_sub(self.sent)).max(1),
-            None => chunk,
-        }
-    }
-
-    /// Whether response `n` of a read has been received.
-    fn received(&self, n: u32) -> bool {
-        n < self.got || self.ahead.get(n - self.got)
-    }
-
-    /// Whether response `n` of a read may be tracked: see [`Ahead`].
-    fn trackable(&self, n: u32) -> bool {
-        n.wrapping_sub(self.got) < Ahead::BITS
-    }
-
-    /// Response `n` of a read was received.
-    fn receive(&mut self, n: u32) {
-        if !self.trackable(n) {
-            return;
-        }
-        self.ahead.set(n - self.got);
-        let run = self.ahead.leading_run();
-        self.got += run;
-        self.ahead.shift(run);
-        self.asked(self.got);
-    }
-
-    /// A read has asked for the responses before `n`, or has them.
-    fn asked(&mut self, n: u32) {
-        self.sent = self.sent.max(n);
-        if let Some(gap) = self.gap.filter(|g| self.sent >= g.end) {
-            self.sent = self.sent.max(gap.resume);
-            self.gap = None;
-        }
-    }
 }
 
 /// The next packet to send for the request in a slot.
@@ -371,6 +125,23 @@ pub(crate) enum RnrNak {
 ///
 /// `S` holds one optional entry per send queue slot; each entry carries
 /// its [`Track`].
+///
+/// # Invariants
+///
+/// Between two calls, as [`SendWindow::check`] (`window/invariant.rs`)
+/// verifies:
+/// - Slots: `head`, `cur` and `next` are slots of the ring, in that order
+///   from `head` (`cur` may equal `next`); the slots from `next` back round
+///   to `head` are empty. Every request from `head` to `cur` has all its
+///   request packets sent. (A flush breaks this while it pops, and ends it
+///   with [`SendWindow::flushed`].)
+/// - PSNs: the requests taken hold consecutive PSN ranges, oldest first,
+///   and the last ends at `psn`, the next request's. `high` is not after
+///   `psn`, nor `una` after `psn`; `una` is not before the oldest request's
+///   first PSN, nor after the PSN its first request not done has been
+///   acknowledged up to.
+/// - Pacing: `window` is within `MIN_WINDOW..=WINDOW`, `backoff` at most
+///   `MAX_BACKOFF`, `probes` at most `PROBES`.
 pub(crate) struct SendWindow<S> {
     /// Taken work requests, by send queue slot.
     slots: S,
@@ -791,7 +562,11 @@ where
     }
 }
 
+mod invariant;
+#[cfg(test)]
+mod read_tests;
 mod response;
 #[cfg(test)]
 mod tests;
 mod timer;
+mod track;

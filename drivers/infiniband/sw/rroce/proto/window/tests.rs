@@ -7,10 +7,10 @@ use super::timer::{timeout_usecs, PROBE_FLOOR_SHARE};
 use super::*;
 use std::vec::Vec;
 
-const MTU: u32 = 1024;
+pub(super) const MTU: u32 = 1024;
 
 /// One tick per millisecond, as a kernel with HZ=1000.
-struct Ms;
+pub(super) struct Ms;
 
 impl Clock for Ms {
     fn usecs_to_ticks(&self, usecs: u32) -> u64 {
@@ -22,7 +22,7 @@ impl Clock for Ms {
 }
 
 #[derive(Debug)]
-struct Wr(Track);
+pub(super) struct Wr(pub(super) Track);
 
 impl AsRef<Track> for Wr {
     fn as_ref(&self) -> &Track {
@@ -36,9 +36,9 @@ impl AsMut<Track> for Wr {
     }
 }
 
-type Window = SendWindow<Vec<Option<Wr>>>;
+pub(super) type Window = SendWindow<Vec<Option<Wr>>>;
 
-fn window(slots: u32) -> Window {
+pub(super) fn window(slots: u32) -> Window {
     let ring = Ring::new(slots - 1, 64).unwrap();
     let mut v = Vec::new();
     v.resize_with(slots as usize, || None);
@@ -47,17 +47,18 @@ fn window(slots: u32) -> Window {
 
 /// Takes a request of `kind` and `length` bytes once those before it
 /// are sent, as the requester does.
-fn post(w: &mut Window, kind: Kind, length: u32) -> u32 {
+pub(super) fn post(w: &mut Window, kind: Kind, length: u32) -> u32 {
     send_all(w, 0);
     assert_eq!(w.next_to_send(true, 16), Next::Take);
     let slot = w.next_slot();
     w.admit(Wr(Track::new(kind, length, MTU, w.next_psn())));
+    w.check().unwrap();
     slot
 }
 
 /// Sends what the window allows at `now`, taking nothing new; returns
 /// the PSNs sent and whether each asked for an ACK.
-fn send_all(w: &mut Window, now: u64) -> Vec<(u32, bool)> {
+pub(super) fn send_all(w: &mut Window, now: u64) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     while let Next::Send(slot) = w.next_to_send(true, 16) {
         let p = w.next_packet(slot).unwrap();
@@ -65,36 +66,41 @@ fn send_all(w: &mut Window, now: u64) -> Vec<(u32, bool)> {
         let ends = t.kind() != Kind::Data || p.n + 1 == t.npsn();
         out.push((p.psn.get(), w.ack_req(true, ends, p.psn, now)));
         w.sent(slot, p, true, now);
+        w.check().unwrap();
     }
     out
 }
 
 /// Sends what the window allows with one read or atomic at a time; returns
 /// the PSNs.
-fn send_one_rd_atomic(w: &mut Window) -> Vec<u32> {
+pub(super) fn send_one_rd_atomic(w: &mut Window) -> Vec<u32> {
     let mut sent = Vec::new();
     while let Next::Send(slot) = w.next_to_send(true, 1) {
         let p = w.next_packet(slot).unwrap();
         sent.push(p.psn.get());
         w.sent(slot, p, true, 0);
+        w.check().unwrap();
     }
     sent
 }
 
-fn psns(sent: &[(u32, bool)]) -> Vec<u32> {
+pub(super) fn psns(sent: &[(u32, bool)]) -> Vec<u32> {
     sent.iter().map(|&(psn, _)| psn).collect()
 }
 
-fn done(w: &mut Window) -> usize {
-    core::iter::from_fn(|| w.pop_done()).count()
+pub(super) fn done(w: &mut Window) -> usize {
+    let n = core::iter::from_fn(|| w.pop_done()).count();
+    w.check().unwrap();
+    n
 }
 
 /// Places response `n` of the read in `slot`, which must be taken.
-fn place(w: &mut Window, slot: u32, n: u32) {
+pub(super) fn place(w: &mut Window, slot: u32, n: u32) {
     let first = w.get(slot).unwrap().as_ref().first_psn;
     let r = w.read_response(first + n, MTU as usize, MTU);
     assert!(matches!(r, ReadResponse::Place { slot: s, n: m, .. } if s == slot && m == n));
     w.read_placed(slot, n, 1);
+    w.check().unwrap();
 }
 
 #[test]
@@ -195,7 +201,7 @@ fn backoff_is_capped_and_unwinds_as_requests_complete() {
 /// A window whose peer answered in 2 ticks (a learnt timeout of 6), with
 /// a message of `packets` sent at tick 10 from PSN 1: returns the probe's
 /// floor, an eighth of timeout code 14, 9 ticks.
-fn sent_to_a_fast_peer(w: &mut Window, packets: u32) -> u64 {
+pub(super) fn sent_to_a_fast_peer(w: &mut Window, packets: u32) -> u64 {
     post(w, Kind::Data, MTU);
     send_all(w, 0);
     w.ack(Psn::new(0), 2);
@@ -360,252 +366,6 @@ fn a_fatal_nak_names_the_request_and_acknowledges_those_before() {
     assert_eq!(done(&mut w), 1);
     assert!(w.remove_failed(second).is_some());
     assert!(w.pop().is_none());
-}
-
-#[test]
-fn read_responses_are_placed_in_order() {
-    let mut w = window(8);
-    let slot = post(&mut w, Kind::Read, 3 * MTU - 100);
-    let sent = send_all(&mut w, 0);
-    // One request for all three responses, asking for an ACK.
-    assert_eq!(sent, [(0, true)]);
-    for (n, len) in [(0, MTU), (1, MTU), (2, MTU - 100)] {
-        let at = (n * MTU) as usize;
-        let r = w.read_response(Psn::new(n), len as usize, MTU);
-        assert_eq!(r, ReadResponse::Place { slot, n, at });
-        w.read_placed(slot, n, 1);
-    }
-    assert_eq!(done(&mut w), 1);
-}
-
-#[test]
-fn a_read_response_of_the_wrong_length_is_bad() {
-    let mut w = window(8);
-    let slot = post(&mut w, Kind::Read, 2 * MTU);
-    send_all(&mut w, 0);
-    let r = w.read_response(Psn::new(0), MTU as usize - 1, MTU);
-    assert_eq!(r, ReadResponse::Bad { slot });
-    // The last one may be short, but not longer than the read.
-    let r = w.read_response(Psn::new(0), MTU as usize, MTU);
-    assert!(matches!(r, ReadResponse::Place { n: 0, .. }));
-    w.read_placed(slot, 0, 0);
-    let r = w.read_response(Psn::new(1), MTU as usize + 1, MTU);
-    assert_eq!(r, ReadResponse::Bad { slot });
-}
-
-#[test]
-fn a_gap_in_read_responses_asks_again_for_the_gap_once() {
-    let mut w = window(8);
-    let slot = post(&mut w, Kind::Read, 8 * MTU);
-    send_all(&mut w, 0);
-    place(&mut w, slot, 0);
-    // Response 1 lost: 2 shows it. 2 is taken, and the read asks again
-    // for 1 alone.
-    place(&mut w, slot, 2);
-    let p = w.next_packet(slot).unwrap();
-    assert_eq!((p.psn.get(), p.responses), (1, 1));
-    assert_eq!(send_all(&mut w, 1), [(1, true)]);
-    assert_eq!(w.window, WINDOW / 2);
-    // The rest of the first answer is taken as it comes, and asks for
-    // nothing more; then 1 completes the read.
-    for n in 3..8 {
-        place(&mut w, slot, n);
-    }
-    assert_eq!(w.next_to_send(true, 16), Next::Take);
-    assert_eq!(done(&mut w), 0);
-    place(&mut w, slot, 1);
-    assert_eq!(done(&mut w), 1);
-}
-
-#[test]
-fn a_read_takes_every_response_it_asked_for() {
-    // The window lets a third chunk out once response 0 arrives: its
-    // responses reach 190 past the first one missing.
-    let mut w = window(8);
-    let slot = post(&mut w, Kind::Read, 300 * MTU);
-    assert_eq!(psns(&send_all(&mut w, 0)), [0, 64]);
-    place(&mut w, slot, 0);
-    assert_eq!(psns(&send_all(&mut w, 1)), [128]);
-    place(&mut w, slot, 191);
-    // The gap from 1 is asked for up to the end of its chunk.
-    let p = w.next_packet(slot).unwrap();
-    assert_eq!((p.psn.get(), p.responses), (1, 63));
-}
-
-#[test]
-fn ahead_keeps_256_responses() {
-    let mut a = Ahead::default();
-    for i in [0, 1, 2, 127, 128, 200, 255] {
-        a.set(i);
-    }
-    a.set(256);
-    assert_eq!((a.leading_run(), a.leading_gap()), (3, 0));
-    a.shift(3);
-    assert_eq!(a.leading_gap(), 124);
-    assert!(a.get(124) && a.get(125) && a.get(197) && a.get(252) && !a.get(253));
-    a.shift(125);
-    assert_eq!(a.leading_run(), 1);
-    a.shift(1);
-    assert_eq!(a.leading_gap(), 71);
-    assert!(a.get(126) && !a.get(127));
-    a.shift(200);
-    assert!(a.is_empty());
-}
-
-#[test]
-fn read_gaps_are_asked_for_in_order() {
-    let mut w = window(8);
-    let slot = post(&mut w, Kind::Read, 16 * MTU);
-    send_all(&mut w, 0);
-    // 1 and 6 lost; a response is taken once.
-    for n in [0, 2, 3, 4, 5, 7, 8] {
-        place(&mut w, slot, n);
-    }
-    assert_eq!(
-        w.read_response(Psn::new(7), MTU as usize, MTU),
-        ReadResponse::Ignore
-    );
-    // Only the first gap is asked for: the C rxe, once it has replayed a
-    // read from some point, refuses to read from before it.
-    assert_eq!(send_all(&mut w, 1), [(1, true)]);
-    place(&mut w, slot, 1);
-    // The second gap is the first now.
-    let p = w.next_packet(slot).unwrap();
-    assert_eq!((p.psn.get(), p.responses), (6, 1));
-    assert_eq!(send_all(&mut w, 1), [(6, true)]);
-    for n in [6, 9, 10, 11, 12, 13, 14, 15] {
-        place(&mut w, slot, n);
-    }
-    assert_eq!(send_all(&mut w, 2), []);
-    assert_eq!(done(&mut w), 1);
-}
-
-#[test]
-fn a_timeout_asks_again_for_the_rest_of_the_chunk() {
-    let mut w = window(8);
-    let slot = post(&mut w, Kind::Read, 8 * MTU);
-    send_all(&mut w, 0);
-    place(&mut w, slot, 0);
-    place(&mut w, slot, 2);
-    assert_eq!(send_all(&mut w, 1), [(1, true)]);
-    // The gap's answer lost too: the timeout asks for all of the rest,
-    // as the responder may not hold the request any more; what comes
-    // again is taken once.
-    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
-    assert_eq!(w.tick(2 + limit, 14, 7, &Ms), Timer::Retry);
-    let p = w.next_packet(slot).unwrap();
-    assert_eq!((p.psn.get(), p.responses), (1, 7));
-    assert_eq!(send_all(&mut w, 3 + limit), [(1, true)]);
-    place(&mut w, slot, 1);
-    assert_eq!(
-        w.read_response(Psn::new(2), MTU as usize, MTU),
-        ReadResponse::Ignore
-    );
-    // Another gap in what comes again is the timeout's to ask for.
-    place(&mut w, slot, 4);
-    assert_eq!(send_all(&mut w, 4 + limit), []);
-}
-
-#[test]
-fn a_read_asked_again_keeps_its_chunks() {
-    // The window is 128: a 200-packet read goes as chunks of 64.
-    let mut w = window(8);
-    let slot = post(&mut w, Kind::Read, 200 * MTU);
-    let asks: Vec<_> = send_all(&mut w, 0).iter().map(|&(psn, _)| psn).collect();
-    // Two requests fill the window.
-    assert_eq!(asks, [0, 64]);
-    for n in 0..10 {
-        place(&mut w, slot, n);
-    }
-    // A timeout asks again from response 10 for the rest of the first
-    // chunk only, never across into the second.
-    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
-    assert_eq!(w.tick(1 + limit, 14, 7, &Ms), Timer::Retry);
-    let p = w.next_packet(slot).unwrap();
-    assert_eq!((p.psn.get(), p.responses), (10, 54));
-}
-
-#[test]
-fn max_rd_atomic_bounds_new_reads_not_repeated_ones() {
-    let mut w = window(8);
-    let first = post(&mut w, Kind::Read, MTU);
-    w.admit(Wr(Track::new(Kind::Atomic, 8, MTU, w.next_psn())));
-    assert_eq!(send_one_rd_atomic(&mut w), [0]);
-    // Asking again for the read takes no new resource.
-    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
-    assert_eq!(w.tick(limit, 14, 7, &Ms), Timer::Retry);
-    assert_eq!(w.next_to_send(true, 1), Next::Send(first));
-}
-
-#[test]
-fn an_atomic_is_answered_once_sent() {
-    let mut w = window(8);
-    w.admit(Wr(Track::new(Kind::Atomic, 8, MTU, w.next_psn())));
-    assert_eq!(w.answer_for(Kind::Atomic, Psn::new(0)), None);
-    assert_eq!(psns(&send_all(&mut w, 0)), [0]);
-    assert_eq!(w.answer_for(Kind::Atomic, Psn::new(0)), Some(0));
-    // A plain ACK does not complete it.
-    w.ack(Psn::new(0), 1);
-    assert_eq!(done(&mut w), 0);
-    w.answered(0, 1);
-    assert_eq!(done(&mut w), 1);
-}
-
-// FLUSH and ATOMIC WRITE: one packet, answered by an empty read response,
-// or, as the C rxe's completer has it, by an ACK of it or of a later PSN.
-#[test]
-fn a_commit_is_answered_or_acknowledged() {
-    let mut w = window(8);
-    post(&mut w, Kind::Commit, 8);
-    assert_eq!(w.answer_for(Kind::Commit, Psn::new(0)), None);
-    assert_eq!(send_all(&mut w, 0), [(0, true)]);
-    // Not an atomic's answer.
-    assert_eq!(w.answer_for(Kind::Atomic, Psn::new(0)), None);
-    assert_eq!(w.answer_for(Kind::Commit, Psn::new(0)), Some(0));
-    w.answered(0, 1);
-    assert_eq!(done(&mut w), 1);
-
-    post(&mut w, Kind::Commit, 4096);
-    post(&mut w, Kind::Data, MTU);
-    assert_eq!(psns(&send_all(&mut w, 2)), [2]);
-    w.ack(Psn::new(2), 3);
-    assert_eq!(done(&mut w), 2);
-}
-
-#[test]
-fn a_commit_holds_a_responder_resource() {
-    let mut w = window(8);
-    post(&mut w, Kind::Commit, 0);
-    w.admit(Wr(Track::new(Kind::Atomic, 8, MTU, w.next_psn())));
-    // One read or atomic at a time: the atomic waits for the FLUSH.
-    assert_eq!(send_one_rd_atomic(&mut w), [0]);
-    assert!(w.reads_pending());
-    w.ack(Psn::new(0), 1);
-    assert_eq!(done(&mut w), 1);
-    assert_eq!(w.next_to_send(true, 1), Next::Send(1));
-}
-
-#[test]
-fn an_ack_does_not_pass_an_unanswered_read() {
-    let mut w = window(8);
-    post(&mut w, Kind::Data, MTU);
-    post(&mut w, Kind::Read, MTU);
-    post(&mut w, Kind::Data, MTU);
-    send_all(&mut w, 0);
-    w.ack(Psn::new(2), 1);
-    assert_eq!(done(&mut w), 1);
-    // The read's response acknowledges the write before it, but not
-    // the one after.
-    assert!(w.reads_pending());
-    assert!(matches!(
-        w.read_response(Psn::new(1), MTU as usize, MTU),
-        ReadResponse::Place { slot: 1, n: 0, .. }
-    ));
-    w.read_placed(1, 0, 2);
-    assert!(!w.reads_pending());
-    assert_eq!(done(&mut w), 1);
-    w.ack(Psn::new(2), 3);
-    assert_eq!(done(&mut w), 1);
 }
 
 #[test]

@@ -4,9 +4,8 @@
 //! the peer is silent or has asked to wait.
 
 use super::super::psn::Psn;
-use super::{
-    Clock, Gap, Kind, SendWindow, Timer, Track, MAX_BACKOFF, MAX_RTT_TIMEOUT_US, MIN_WINDOW,
-};
+use super::track::Gap;
+use super::{Clock, Kind, SendWindow, Timer, Track, MAX_BACKOFF, MAX_RTT_TIMEOUT_US, MIN_WINDOW};
 use core::ops::DerefMut;
 
 /// A probe waits for at least this share of the QP's timeout (one eighth):
@@ -16,7 +15,7 @@ pub(super) const PROBE_FLOOR_SHARE: u32 = 8;
 
 /// Probes a silent peer gets between two progresses, before the timeout:
 /// the last packet alone, then everything not acknowledged.
-const PROBES: u8 = 2;
+pub(super) const PROBES: u8 = 2;
 
 /// The transport timeout of a QP's `timeout` code, 4.096 us * 2^timeout, in
 /// microseconds.
