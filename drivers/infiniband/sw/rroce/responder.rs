@@ -315,7 +315,23 @@ fn recv_ex(pkt: &Packet<'_>) -> (u32, u32) {
     }
 }
 
-/// Carries out an in-sequence request.
+/// What a request carried out leaves to the PSN and ACK bookkeeping.
+enum Done {
+    /// A packet of a SEND or WRITE: the next PSN is expected, and an ACK
+    /// is owed if it asked for one.
+    Packet,
+    /// A READ request, whose responses took `npsn` PSNs.
+    Read { npsn: u32 },
+    /// A compare-and-swap or fetch-and-add, which found `orig`.
+    Atomic { orig: u64 },
+    /// An ATOMIC WRITE or a FLUSH.
+    Committed,
+}
+
+/// Carries out an in-sequence request, then moves the expected PSN on and
+/// answers it. Each operation checks its request in its own order, which
+/// decides the NAK a request with several faults draws; nothing of a
+/// refused request is carried out.
 fn execute(
     dev: &impl Services,
     qp: &QpCore,
@@ -323,167 +339,224 @@ fn execute(
     pkt: &Packet<'_>,
 ) -> Result<(), Refusal> {
     let bth = &pkt.headers.bth;
-    let opcode = bth.opcode;
     let psn = bth.psn;
     let qp_access = Access::from_bits(inner.attr.access);
-    match opcode.operation() {
-        Operation::Send => {
-            if opcode.starts_message() {
-                take_recv(dev, qp, inner)?;
-            }
-            let Some(recv) = inner.recv.filling.as_mut() else {
-                return Err(Refusal::Nak(NakCode::InvalidRequest));
-            };
-            if recv.segs.scatter(recv.len, pkt.payload).is_err() {
-                return Err(Refusal::Local(WcStatus::LocLenErr));
-            }
-            recv.len += pkt.payload.len();
-            if opcode.ends_message() {
-                if let Some(ieth) = pkt.headers.ext.ieth {
-                    // As the C rxe: the receive completes in error, and
-                    // the peer is told its request was invalid.
-                    mw::invalidate(dev.keys(), qp.for_mw(), ieth.rkey, true)
-                        .map_err(|_| Refusal::Local(WcStatus::RemInvReqErr))?;
-                }
-                finish_recv(qp, inner, pkt, WcOpcode::Recv, None);
-            }
-        }
-        Operation::Write => {
-            if opcode.starts_message() {
-                let reth = pkt
-                    .headers
-                    .ext
-                    .reth
-                    .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-                if !qp_access.contains(Access::REMOTE_WRITE) {
-                    return Err(Refusal::Nak(NakCode::RemoteAccessError));
-                }
-                let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_WRITE)?;
-                inner.recv.write = Some(Write {
-                    mr,
-                    offset,
-                    remaining: reth.dma_len as usize,
-                    total: reth.dma_len,
-                });
-            }
-            if opcode.has_imm() {
-                // Check before any byte lands that there is a receive request
-                // to report the immediate with.
-                take_recv(dev, qp, inner)?;
-            }
-            let Some(w) = inner.recv.write.as_mut() else {
-                return Err(Refusal::Nak(NakCode::InvalidRequest));
-            };
-            let len = pkt.payload.len();
-            let last = opcode.ends_message();
-            if len > w.remaining || (last && len != w.remaining) {
-                return Err(Refusal::Nak(NakCode::InvalidRequest));
-            }
-            if let Some(mr) = &w.mr {
-                mr.write(w.offset, pkt.payload)?;
-            }
-            w.offset += len;
-            w.remaining -= len;
-            if last {
-                let total = w.total;
-                inner.recv.write = None;
-                if opcode.has_imm() {
-                    finish_recv(qp, inner, pkt, WcOpcode::RecvWriteImm, Some(total));
-                } else {
-                    inner.recv.msn = inner.recv.msn.wrapping_add(1);
-                }
-            }
-        }
-        Operation::ReadRequest => {
-            if !qp_access.contains(Access::REMOTE_READ) {
-                return Err(Refusal::Nak(NakCode::RemoteAccessError));
-            }
-            let npsn = read(dev, qp, inner, pkt)?;
-            inner.recv.message_done(psn + npsn);
-            return Ok(());
-        }
-        Operation::CompareSwap | Operation::FetchAdd => {
-            if !qp_access.contains(Access::REMOTE_ATOMIC) {
-                return Err(Refusal::Nak(NakCode::RemoteAccessError));
-            }
-            let a = pkt
-                .headers
-                .ext
-                .atomic
-                .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-            let (mr, offset) = mw::lookup_remote(
-                dev.keys(),
-                qp.for_mw(),
-                a.rkey,
-                Access::REMOTE_ATOMIC,
-                a.va,
-                8,
-            )?;
-            if a.va % 8 != 0 {
-                return Err(Refusal::Nak(NakCode::InvalidRequest));
-            }
-            let op = if opcode.operation() == Operation::CompareSwap {
-                AtomicOp::CompareSwap {
-                    compare: a.compare,
-                    swap: a.swap_add,
-                }
-            } else {
-                AtomicOp::FetchAdd { add: a.swap_add }
-            };
-            let orig = mr.atomic(offset, op)?;
-            inner.recv.remember_atomic(psn, orig);
-            inner.recv.message_done(psn.next());
-            send_atomic_ack(dev, qp, inner, psn, orig);
-            return Ok(());
-        }
-        Operation::AtomicWrite => {
-            let reth = pkt
-                .headers
-                .ext
-                .reth
-                .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-            let value = <[u8; 8]>::try_from(pkt.payload)
-                .map_err(|_| Refusal::Nak(NakCode::InvalidRequest))?;
-            if reth.dma_len != ATOMIC_WRITE_LEN {
-                return Err(Refusal::Nak(NakCode::InvalidRequest));
-            }
-            if !qp_access.contains(Access::REMOTE_WRITE) {
-                return Err(Refusal::Nak(NakCode::RemoteAccessError));
-            }
-            let (mr, offset) = mw::lookup_remote(
-                dev.keys(),
-                qp.for_mw(),
-                reth.rkey,
-                Access::REMOTE_WRITE,
-                reth.va,
-                8,
-            )?;
-            if reth.va % 8 != 0 {
-                return Err(Refusal::Nak(NakCode::InvalidRequest));
-            }
-            // The value's bytes as the requester's memory held them, as the
-            // C rxe stores them.
-            let value = u64::from_ne_bytes(value);
-            mr.atomic(offset, AtomicOp::StoreRelease { value })?;
-            committed(dev, qp, inner, psn);
-            return Ok(());
-        }
+    let done = match bth.opcode.operation() {
+        Operation::Send => send_packet(dev, qp, inner, pkt)?,
+        Operation::Write => write_packet(dev, qp, inner, pkt, qp_access)?,
+        Operation::ReadRequest => read_request(dev, qp, inner, pkt, qp_access)?,
+        Operation::CompareSwap | Operation::FetchAdd => atomic(dev, qp, pkt, qp_access)?,
+        Operation::AtomicWrite => atomic_write(dev, qp, pkt, qp_access)?,
         Operation::Flush => {
             let (Some(feth), Some(reth)) = (pkt.headers.ext.feth, pkt.headers.ext.reth) else {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
             };
             flush(dev, qp, qp_access, &feth, &reth)?;
-            committed(dev, qp, inner, psn);
-            return Ok(());
+            Done::Committed
         }
         _ => return Err(Refusal::Nak(NakCode::InvalidRequest)),
-    }
-    inner.recv.advance(psn.next());
-    if qp.qp_type == QpType::Rc && bth.ack_req {
-        // It also answers the requests before it that owed one.
-        inner.recv.ack_owed = Some(psn);
+    };
+    match done {
+        Done::Packet => {
+            inner.recv.advance(psn.next());
+            if qp.qp_type == QpType::Rc && bth.ack_req {
+                // It also answers the requests before it that owed one.
+                inner.recv.ack_owed = Some(psn);
+            }
+        }
+        Done::Read { npsn } => inner.recv.message_done(psn + npsn),
+        Done::Atomic { orig } => {
+            inner.recv.remember_atomic(psn, orig);
+            inner.recv.message_done(psn.next());
+            send_atomic_ack(dev, qp, inner, psn, orig);
+        }
+        Done::Committed => committed(dev, qp, inner, psn),
     }
     Ok(())
+}
+
+/// A packet of a SEND: the first takes a receive request (RNR if there is
+/// none), each is scattered into it, and the last completes it, after
+/// invalidating the rkey a SEND with invalidate names.
+fn send_packet(
+    dev: &impl Services,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    pkt: &Packet<'_>,
+) -> Result<Done, Refusal> {
+    let opcode = pkt.headers.bth.opcode;
+    if opcode.starts_message() {
+        take_recv(dev, qp, inner)?;
+    }
+    let Some(recv) = inner.recv.filling.as_mut() else {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    };
+    if recv.segs.scatter(recv.len, pkt.payload).is_err() {
+        return Err(Refusal::Local(WcStatus::LocLenErr));
+    }
+    recv.len += pkt.payload.len();
+    if opcode.ends_message() {
+        if let Some(ieth) = pkt.headers.ext.ieth {
+            // As the C rxe: the receive completes in error, and
+            // the peer is told its request was invalid.
+            mw::invalidate(dev.keys(), qp.for_mw(), ieth.rkey, true)
+                .map_err(|_| Refusal::Local(WcStatus::RemInvReqErr))?;
+        }
+        finish_recv(qp, inner, pkt, WcOpcode::Recv, None);
+    }
+    Ok(Done::Packet)
+}
+
+/// A packet of an RDMA WRITE. The first carries the RETH: the QP's
+/// access, then the rkey and range, are checked; one with immediate data
+/// takes a receive request before any byte lands. Every packet must fit
+/// what the RETH announced, and the last end it exactly.
+fn write_packet(
+    dev: &impl Services,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    pkt: &Packet<'_>,
+    qp_access: Access,
+) -> Result<Done, Refusal> {
+    let opcode = pkt.headers.bth.opcode;
+    if opcode.starts_message() {
+        let reth = pkt
+            .headers
+            .ext
+            .reth
+            .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
+        if !qp_access.contains(Access::REMOTE_WRITE) {
+            return Err(Refusal::Nak(NakCode::RemoteAccessError));
+        }
+        let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_WRITE)?;
+        inner.recv.write = Some(Write {
+            mr,
+            offset,
+            remaining: reth.dma_len as usize,
+            total: reth.dma_len,
+        });
+    }
+    if opcode.has_imm() {
+        // Check before any byte lands that there is a receive request
+        // to report the immediate with.
+        take_recv(dev, qp, inner)?;
+    }
+    let Some(w) = inner.recv.write.as_mut() else {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    };
+    let len = pkt.payload.len();
+    let last = opcode.ends_message();
+    if len > w.remaining || (last && len != w.remaining) {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    }
+    if let Some(mr) = &w.mr {
+        mr.write(w.offset, pkt.payload)?;
+    }
+    w.offset += len;
+    w.remaining -= len;
+    if last {
+        let total = w.total;
+        inner.recv.write = None;
+        if opcode.has_imm() {
+            finish_recv(qp, inner, pkt, WcOpcode::RecvWriteImm, Some(total));
+        } else {
+            inner.recv.msn = inner.recv.msn.wrapping_add(1);
+        }
+    }
+    Ok(Done::Packet)
+}
+
+/// An RDMA READ request: the QP's access, then what `read` checks.
+fn read_request(
+    dev: &impl Services,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    pkt: &Packet<'_>,
+    qp_access: Access,
+) -> Result<Done, Refusal> {
+    if !qp_access.contains(Access::REMOTE_READ) {
+        return Err(Refusal::Nak(NakCode::RemoteAccessError));
+    }
+    let npsn = read(dev, qp, inner, pkt)?;
+    Ok(Done::Read { npsn })
+}
+
+/// A compare-and-swap or fetch-and-add: the QP's access, the AtomicETH,
+/// the rkey and range, then the alignment.
+fn atomic(
+    dev: &impl Services,
+    qp: &QpCore,
+    pkt: &Packet<'_>,
+    qp_access: Access,
+) -> Result<Done, Refusal> {
+    if !qp_access.contains(Access::REMOTE_ATOMIC) {
+        return Err(Refusal::Nak(NakCode::RemoteAccessError));
+    }
+    let a = pkt
+        .headers
+        .ext
+        .atomic
+        .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
+    let (mr, offset) = mw::lookup_remote(
+        dev.keys(),
+        qp.for_mw(),
+        a.rkey,
+        Access::REMOTE_ATOMIC,
+        a.va,
+        8,
+    )?;
+    if a.va % 8 != 0 {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    }
+    let op = if pkt.headers.bth.opcode.operation() == Operation::CompareSwap {
+        AtomicOp::CompareSwap {
+            compare: a.compare,
+            swap: a.swap_add,
+        }
+    } else {
+        AtomicOp::FetchAdd { add: a.swap_add }
+    };
+    let orig = mr.atomic(offset, op)?;
+    Ok(Done::Atomic { orig })
+}
+
+/// An ATOMIC WRITE: the RETH and an 8-byte payload and length, the QP's
+/// access, the rkey and range, then the alignment.
+fn atomic_write(
+    dev: &impl Services,
+    qp: &QpCore,
+    pkt: &Packet<'_>,
+    qp_access: Access,
+) -> Result<Done, Refusal> {
+    let reth = pkt
+        .headers
+        .ext
+        .reth
+        .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
+    let value =
+        <[u8; 8]>::try_from(pkt.payload).map_err(|_| Refusal::Nak(NakCode::InvalidRequest))?;
+    if reth.dma_len != ATOMIC_WRITE_LEN {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    }
+    if !qp_access.contains(Access::REMOTE_WRITE) {
+        return Err(Refusal::Nak(NakCode::RemoteAccessError));
+    }
+    let (mr, offset) = mw::lookup_remote(
+        dev.keys(),
+        qp.for_mw(),
+        reth.rkey,
+        Access::REMOTE_WRITE,
+        reth.va,
+        8,
+    )?;
+    if reth.va % 8 != 0 {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    }
+    // The value's bytes as the requester's memory held them, as the
+    // C rxe stores them.
+    let value = u64::from_ne_bytes(value);
+    mr.atomic(offset, AtomicOp::StoreRelease { value })?;
+    Ok(Done::Committed)
 }
 
 /// Makes the writes before a FLUSH visible, once the QP and the memory its
