@@ -18,7 +18,7 @@ extern crate alloc;
 
 use crate::proto::{
     psn::Psn,
-    queue::Ring,
+    ring::Ring,
     window::{Clock, Kind, Next, ReadResponse, SendWindow, Timer, Track},
 };
 use alloc::{collections::VecDeque, vec, vec::Vec};

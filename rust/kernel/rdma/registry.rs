@@ -4,7 +4,7 @@
 //! them all when the driver goes.
 //!
 //! A driver implements [`Driver`] for its per-device data. [`Registry::add`]
-//! (in `register.rs`, which installs the ops table) allocates an
+//! (in `registry/add.rs`, which installs the ops table) allocates an
 //! `ib_device` with that data right behind it, fills in the ops table from
 //! the trait, and registers it. From then on ib_core owns the
 //! device: it is removed by `rdma link delete`, by
@@ -13,6 +13,10 @@
 //! calls `dealloc_driver`, where the data is dropped.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+
+mod add;
+
+pub(crate) use self::add::DeviceParams;
 
 use super::{stats::StatDescs, Driver};
 use crate::bindings;

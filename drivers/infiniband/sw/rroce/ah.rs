@@ -4,9 +4,9 @@
 //! provider names them in work requests by the number the kernel hands out
 //! on creation (`ah_num`), which the requester looks up.
 
-use crate::index::{PdNum, Pool};
 use crate::kernel_ext::rdma::{rxe_abi::CreateAhResp, Av, UData};
 use crate::limits::MAX_AH;
+use crate::pool::{PdNum, Pool};
 use kernel::{prelude::*, sync::Arc};
 
 /// The AHs of a device, numbered from 1.

@@ -10,6 +10,7 @@
 //! so. It never sends: it tells its caller when the requester should run.
 
 use crate::counters::Counter;
+use crate::device_services::Services;
 use crate::kernel_ext::{
     jiffies,
     rdma::{QpState, QpType},
@@ -22,9 +23,8 @@ use crate::proto::{
     window::{Kind, ReadResponse, RnrNak, Timer},
     wqe::SEND_SIGNALED,
 };
-use crate::qp_state::{QpCore, QpInner};
+use crate::qp_core::{QpCore, QpInner};
 use crate::send_queue::{Entry, Jiffies};
-use crate::services::Services;
 use crate::work::Wc;
 
 /// Handles a response packet from the peer; returns whether the requester

@@ -17,7 +17,7 @@ use crate::kernel_ext::{
 };
 use crate::limits::MAX_CQE;
 use crate::proto::cqe::{KernelCqe, KERNEL_WC_SIZE, USER_WC_SIZE};
-use crate::ring::UserRing;
+use crate::user_ring::UserRing;
 use crate::work::Wc;
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use kernel::{

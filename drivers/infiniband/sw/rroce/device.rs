@@ -9,7 +9,7 @@
 use crate::ah::{self, Ah, AhCore};
 use crate::counters::{self, Counter, Counters};
 use crate::cq::Cq;
-use crate::index::{PdNum, Pool};
+use crate::device_services::Services;
 use crate::kernel_ext::{
     crc32::Crc32,
     fill::Fill,
@@ -32,11 +32,11 @@ use crate::limits::{
 use crate::mcast::{Groups, Members, MULTICAST_QPN};
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
+use crate::pool::{PdNum, Pool};
 use crate::proto::ip;
 use crate::proto::packet::Headers;
 use crate::qp::{self, Qp};
-use crate::qp_state::QpCore;
-use crate::services::Services;
+use crate::qp_core::QpCore;
 use crate::srq::Srq;
 use crate::udp::{self, Transport, TransportUse};
 use crate::work::{RecvWqe, SendWqe};

@@ -11,7 +11,6 @@
 //! it was not told about by counting, nor a new MR by an old key. MRs have
 //! the lower half of the indices, memory windows (`mw.rs`) the upper half.
 
-use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     errno::eopnotsupp,
     fill::Fill,
@@ -21,6 +20,7 @@ use crate::kernel_ext::{
     },
 };
 use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX, MAX_FAST_REG_PAGES};
+use crate::pool::{PdNum, Pool};
 use crate::proto::wqe::FastReg;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{

@@ -10,13 +10,13 @@
 //! and is unbound by a bind of length 0; a type 2 (2B) window belongs to the
 //! QP that bound it and is unbound by an invalidation, local or remote.
 
-use crate::index::{PdNum, Pool};
 use crate::kernel_ext::{
     random_u32,
     rdma::{Access, MwType},
 };
 use crate::limits::{FIRST_MW_INDEX, LAST_MW_INDEX};
 use crate::mr::{self, MrCore, MrError};
+use crate::pool::{PdNum, Pool};
 use crate::proto::wqe::MwBind;
 use kernel::{
     new_spinlock,

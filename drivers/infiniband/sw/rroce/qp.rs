@@ -9,12 +9,12 @@
 //! the requester and the completer on the send side (`requester.rs`,
 //! `completer.rs`, state in `send_queue.rs`), the responder on the receive
 //! side (`responder.rs`, state in `recv_queue.rs`), all over the QP's
-//! state (`qp_state.rs`). None of them knows the device: they reach it
+//! state (`qp_core.rs`). None of them knows the device: they reach it
 //! through [`Services`].
 
 use crate::counters::Counter;
 use crate::cq::Cq;
-use crate::index::{PdNum, Pool};
+use crate::device_services::Services;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
@@ -22,23 +22,23 @@ use crate::kernel_ext::{
         QpMask, QpNotifier, QpState, QpType, UData, UserContext,
     },
 };
-use crate::kqueue::{Fifo, KernelQueues};
+use crate::kernel_posts::{Fifo, KernelPosts};
 use crate::limits::{
     FIRST_QPN, LAST_QPN, MAX_24BIT, MAX_INLINE_DATA, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, PORT,
 };
 use crate::mw;
-use crate::proto::queue::{Ring, MIN_ELEM_SIZE};
+use crate::pool::{PdNum, Pool};
+use crate::proto::ring::{Ring, MIN_ELEM_SIZE};
 use crate::proto::{
     packet::Packet,
     psn::Psn,
     wqe::{RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
 };
-use crate::qp_state::{QpCore, QpInner};
+use crate::qp_core::{QpCore, QpInner};
 use crate::recv_queue::RecvQueue;
-use crate::ring::UserRing;
 use crate::send_queue::SendQueue;
-use crate::services::Services;
 use crate::srq::Srq;
+use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Flow;
 use crate::{completer, requester, responder};
@@ -109,7 +109,7 @@ impl Qp {
                 (Some(sq), rq, None)
             }
             None => {
-                let kernel = KernelQueues::new(caps.max_send_wr, caps.max_recv_wr);
+                let kernel = KernelPosts::new(caps.max_send_wr, caps.max_recv_wr);
                 (None, None, Some(kernel))
             }
         };
@@ -217,7 +217,7 @@ impl Qp {
     }
 
     /// Has the device's work run the QP, unless it is due to already.
-    fn kick(&self, dev: &impl Services, kernel: &KernelQueues) {
+    fn kick(&self, dev: &impl Services, kernel: &KernelPosts) {
         if kernel.set_due() && dev.kick(self.core.qpn).is_err() {
             kernel.clear_due();
         }

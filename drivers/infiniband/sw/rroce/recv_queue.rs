@@ -7,9 +7,9 @@
 //! The responder (`responder.rs`) moves this state; the QP flushes it.
 
 use crate::limits::MAX_RD_ATOMIC;
+use crate::local_mem::Memory;
 use crate::mr::MrCore;
 use crate::proto::psn::Psn;
-use crate::seg::Memory;
 use kernel::{prelude::*, sync::Arc};
 
 /// A receive request being filled.

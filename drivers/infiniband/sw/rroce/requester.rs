@@ -10,11 +10,13 @@
 //! from an earlier packet, the same way.
 
 use crate::completer::{complete_done, error_wc, flush_before};
+use crate::device_services::Services;
 use crate::kernel_ext::{
     jiffies,
     rdma::{Access, QpState, QpType},
 };
 use crate::limits::MAX_MSG_SIZE;
+use crate::local_mem::Memory;
 use crate::mr::{self, MrError};
 use crate::mw;
 use crate::proto::{
@@ -26,10 +28,8 @@ use crate::proto::{
     window::{Next, Track},
     wqe::{WrOpcode, SEND_FENCE, SEND_SOLICITED},
 };
-use crate::qp_state::{QpCore, QpInner};
-use crate::seg::Memory;
+use crate::qp_core::{QpCore, QpInner};
 use crate::send_queue::{kind, Entry, Fetched, UdDest};
-use crate::services::Services;
 use crate::work::{SendData, SendWqe};
 use kernel::prelude::*;
 

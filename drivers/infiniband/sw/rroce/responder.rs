@@ -9,11 +9,13 @@
 //! checks is answered with a NAK, never carried out in part.
 
 use crate::counters::Counter;
+use crate::device_services::Services;
 use crate::kernel_ext::{
     fill::Fill,
     rdma::{Access, AtomicOp, QpState, QpType},
     write_barrier,
 };
+use crate::local_mem::Memory;
 use crate::mr::{MrCore, MrError};
 use crate::mw;
 use crate::proto::{
@@ -24,10 +26,8 @@ use crate::proto::{
     psn::Psn,
     wqe::{slot_wr_id, ATOMIC_WRITE_LEN},
 };
-use crate::qp_state::{QpCore, QpInner};
+use crate::qp_core::{QpCore, QpInner};
 use crate::recv_queue::{Recv, Write};
-use crate::seg::Memory;
-use crate::services::Services;
 use crate::srq::Taken;
 use crate::work::{RecvWqe, Wc};
 use kernel::{prelude::*, sync::Arc};

@@ -23,28 +23,28 @@ mod completer;
 mod counters;
 mod cq;
 mod device;
-mod index;
-mod kqueue;
+mod device_services;
+mod kernel_posts;
 mod limits;
+mod local_mem;
 mod mcast;
 mod mr;
 mod mw;
 mod netdev;
+mod pool;
 // The protocol core: plain `no_std` Rust, also built on the host
 // (tools/proto-host), where its tests use what the driver does not.
 #[allow(dead_code)]
 mod proto;
 mod qp;
-mod qp_state;
+mod qp_core;
 mod recv_queue;
 mod requester;
 mod responder;
-mod ring;
-mod seg;
 mod send_queue;
-mod services;
 mod srq;
 mod udp;
+mod user_ring;
 mod work;
 mod xmit;
 

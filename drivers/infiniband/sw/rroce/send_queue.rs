@@ -11,13 +11,13 @@
 //! request itself, its memory and, for UD, its destination.
 
 use crate::kernel_ext::{jiffies_to_usecs, rdma::Av, usecs_to_jiffies};
+use crate::local_mem::Memory;
 use crate::proto::{
     psn::Psn,
-    queue::Ring,
+    ring::Ring,
     window::{Clock, Kind, SendWindow, Track},
     wqe::WrOpcode,
 };
-use crate::seg::Memory;
 use crate::work::SendWqe;
 use kernel::prelude::*;
 

@@ -10,10 +10,10 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{rxe_abi::CreateSrqResp, SrqAttr, SrqMask, SrqNotifier, UData, UserContext},
 };
-use crate::kqueue::{Fifo, KernelQueue};
+use crate::kernel_posts::{Fifo, PostList};
 use crate::limits::{MAX_QP_WR, MAX_SGE};
 use crate::proto::wqe::{slot_wr_id, RECV_WQE_SIZE, SGE_SIZE};
-use crate::ring::UserRing;
+use crate::user_ring::UserRing;
 use crate::work::RecvWqe;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -43,7 +43,7 @@ impl Drop for Srq {
 #[pin_data]
 pub(crate) struct SrqCore {
     /// A kernel consumer's posts, not yet taken; always empty for a user SRQ.
-    posted: KernelQueue<RecvWqe>,
+    posted: PostList<RecvWqe>,
     capacity: u32,
     max_sge: u32,
     #[pin]
@@ -111,7 +111,7 @@ impl Srq {
         };
         let core = Arc::pin_init(
             try_pin_init!(SrqCore {
-                posted: KernelQueue::new(capacity),
+                posted: PostList::new(capacity),
                 capacity,
                 max_sge,
                 state <- new_mutex!(SrqState {

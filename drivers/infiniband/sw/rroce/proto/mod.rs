@@ -15,7 +15,7 @@
 //! ```text
 //! post_send -> requester: Opcode + Headers::write -> icrc::compute -> UDP
 //! UDP -> icrc::verify -> Packet::parse -> responder / completer (Psn, Aeth)
-//! user rings (send, recv, completion queues) -> queue::Ring index math,
+//! user rings (send, recv, completion queues) -> ring::Ring index math,
 //!     wqe::SendWqe::parse, RecvWqe::parse; completions -> cqe::Wc::to_bytes
 //! ```
 
@@ -26,7 +26,7 @@ pub(crate) mod ip;
 pub(crate) mod opcode;
 pub(crate) mod packet;
 pub(crate) mod psn;
-pub(crate) mod queue;
+pub(crate) mod ring;
 pub(crate) mod rtt;
 pub(crate) mod window;
 mod wire;

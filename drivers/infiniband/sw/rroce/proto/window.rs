@@ -27,7 +27,7 @@
 //! `window/timer.rs` loss, rewinds and the timer.
 
 use super::psn::Psn;
-use super::queue::Ring;
+use super::ring::Ring;
 use super::rtt::Rtt;
 use core::ops::DerefMut;
 

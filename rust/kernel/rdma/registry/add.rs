@@ -6,7 +6,8 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::{adapter::Adapter, container::Container, Driver, Registry};
+use super::super::{adapter::Adapter, container::Container};
+use super::{Driver, Registry};
 use crate::{bindings, kernel_ext::net::NetDevice};
 use core::ptr::addr_of_mut;
 use kernel::{error::to_result, ffi, prelude::*, sync::Arc};

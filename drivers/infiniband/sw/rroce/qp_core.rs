@@ -10,13 +10,14 @@
 
 use crate::counters::Counter;
 use crate::cq::CqCore;
-use crate::index::PdNum;
+use crate::device_services::Services;
 use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{
     Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType,
 };
-use crate::kqueue::{Fifo, KernelQueues};
+use crate::kernel_posts::{Fifo, KernelPosts};
 use crate::mw::ForQp;
+use crate::pool::PdNum;
 use crate::proto::{
     cqe::{WcOpcode, WcStatus},
     headers::{Bth, DEFAULT_PKEY},
@@ -26,10 +27,9 @@ use crate::proto::{
     wqe::slot_wr_id,
 };
 use crate::recv_queue::RecvQueue;
-use crate::ring::UserRing;
 use crate::send_queue::{Fetched, SendQueue};
-use crate::services::Services;
 use crate::srq::SrqCore;
+use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe, Wc};
 use crate::xmit::Flow;
 use kernel::{
@@ -50,7 +50,7 @@ pub(crate) struct QpCore {
     /// A process's send ring; none for a kernel consumer's QP.
     pub(crate) sq: Option<UserRing>,
     /// A kernel consumer's queues, and its `ib_qp` for completions.
-    pub(crate) kernel: Option<KernelQueues>,
+    pub(crate) kernel: Option<KernelPosts>,
     pub(crate) handle: QpHandle,
     /// Its owner's asynchronous events.
     pub(crate) events: Arc<QpNotifier>,

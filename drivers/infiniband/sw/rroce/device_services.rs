@@ -9,9 +9,9 @@
 
 use crate::ah::AhCore;
 use crate::counters::Counter;
-use crate::index::Pool;
 use crate::kernel_ext::{fill::Fill, net::NetDevice, rdma::Av};
 use crate::mw::Keys;
+use crate::pool::Pool;
 use crate::proto::packet::Headers;
 use crate::xmit::Flow;
 use kernel::{prelude::*, types::ARef};

@@ -4,11 +4,11 @@
 //! memory regions once, when the request is taken from its ring, so every
 //! packet after that copies without a lookup and within checked bounds.
 
-use crate::index::{PdNum, Pool};
 use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{Access, KernelSegs};
 use crate::kernel_ext::walk_pieces;
 use crate::mr::{self, MrCore, MrError};
+use crate::pool::{PdNum, Pool};
 use crate::proto::wqe::Sge;
 use crate::work::{RecvData, SendData};
 use kernel::{prelude::*, sync::Arc};

@@ -9,7 +9,7 @@
 //! a process writes there only ever names a slot of the ring.
 
 use crate::kernel_ext::rdma::{SharedMem, UserContext, UserMapping};
-use crate::proto::queue::{
+use crate::proto::ring::{
     Ring, CONSUMER_INDEX_OFFSET, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET, PRODUCER_INDEX_OFFSET,
 };
 use kernel::{prelude::*, sync::Arc};

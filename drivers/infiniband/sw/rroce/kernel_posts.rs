@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A kernel QP's queues. Kernel consumers post from any context, even with
+//! A kernel QP's posts. Kernel consumers post from any context, even with
 //! interrupts off (ib_mad posts under a spinlock), where the QP's mutex
-//! cannot be taken: a post goes onto a lock-free queue, and the QP takes it
+//! cannot be taken: a post goes onto a lock-free list, and the QP takes it
 //! off under its lock when it runs.
 
 use crate::kernel_ext::llist::AtomicQueue;
@@ -43,13 +43,13 @@ impl<T> Fifo<T> {
 
 /// One direction of a kernel QP: posted work requests, and how many are
 /// outstanding, against the capacity the consumer asked for.
-pub(crate) struct KernelQueue<T> {
+pub(crate) struct PostList<T> {
     posted: AtomicQueue<T>,
     outstanding: AtomicU32,
     capacity: u32,
 }
 
-impl<T> KernelQueue<T> {
+impl<T> PostList<T> {
     pub(crate) fn new(capacity: u32) -> Self {
         Self {
             posted: AtomicQueue::new(),
@@ -87,17 +87,17 @@ impl<T> KernelQueue<T> {
 
 /// A kernel QP's send and receive queues, and whether the QP waits on its
 /// device's list of QPs to run.
-pub(crate) struct KernelQueues {
-    pub(crate) send: KernelQueue<SendWqe>,
-    pub(crate) recv: KernelQueue<RecvWqe>,
+pub(crate) struct KernelPosts {
+    pub(crate) send: PostList<SendWqe>,
+    pub(crate) recv: PostList<RecvWqe>,
     due: AtomicBool,
 }
 
-impl KernelQueues {
+impl KernelPosts {
     pub(crate) fn new(send_capacity: u32, recv_capacity: u32) -> Self {
         Self {
-            send: KernelQueue::new(send_capacity),
-            recv: KernelQueue::new(recv_capacity),
+            send: PostList::new(send_capacity),
+            recv: PostList::new(recv_capacity),
             due: AtomicBool::new(false),
         }
     }
