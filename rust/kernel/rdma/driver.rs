@@ -8,8 +8,9 @@
 use super::{
     srq::{SrqAttr, SrqMask},
     work::{KernelRecvWr, KernelSendWr, KernelWc, QpHandle},
-    Access, Av, CqNotifier, Device, DeviceAttr, KernelPages, LinkLayer, MwType, PortAttr,
-    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, SrqNotifier, UData, UserContext,
+    Access, Av, CqNotifier, Device, DeviceAttr, KernelPages, LinkLayer, Lkey, MwType, PortAttr,
+    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, Qpn, Rkey, SrqNotifier, UData,
+    UserContext,
 };
 use crate::kernel_ext::{errno::eopnotsupp, net::SkBuff};
 use kernel::{prelude::*, sync::Arc};
@@ -158,7 +159,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
     /// A new memory window of `mw_type` in PD `pd`; returns its data and
     /// its first rkey. Its op and `dealloc_mw`'s are set together.
-    fn alloc_mw(_dev: &Device<Self>, _pd: &Self::Pd, _mw_type: MwType) -> Result<(Self::Mw, u32)> {
+    fn alloc_mw(_dev: &Device<Self>, _pd: &Self::Pd, _mw_type: MwType) -> Result<(Self::Mw, Rkey)> {
         Err(eopnotsupp())
     }
     /// Deallocates a memory window; its data is handed back to be dropped.
@@ -172,7 +173,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         cqs: QpCqs<'_, Self>,
         notifier: Arc<QpNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
-    ) -> Result<(Self::Qp, u32)>;
+    ) -> Result<(Self::Qp, Qpn)>;
     /// Destroys a queue pair; its data is handed back to be dropped.
     fn destroy_qp(dev: &Device<Self>, qp: Self::Qp);
     /// Changes a QP's state and attributes.
@@ -294,9 +295,9 @@ pub(crate) struct UserRegion {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct MrKeys {
     /// The local key.
-    pub(crate) lkey: u32,
+    pub(crate) lkey: Lkey,
     /// The remote key.
-    pub(crate) rkey: u32,
+    pub(crate) rkey: Rkey,
 }
 
 /// What a CQ is created with.

@@ -11,7 +11,7 @@ use super::{
     work::{
         send_flags, wr_opcode, KernelOperands, KernelRecvWr, KernelSendData, KernelSendWr, KernelWc,
     },
-    Av,
+    Av, Qpn, Rkey,
 };
 use crate::bindings;
 use crate::kernel_ext::fill::Fill;
@@ -57,7 +57,7 @@ pub(super) unsafe fn send_wr(
         let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
         KernelOperands::Ud {
             av: av(u.ah).ok_or(EINVAL)?,
-            remote_qpn: u.remote_qpn,
+            remote_qpn: Qpn::new(u.remote_qpn),
             remote_qkey: u.remote_qkey,
         }
     } else {
@@ -67,14 +67,14 @@ pub(super) unsafe fn send_wr(
                 let r = unsafe { &*wr.cast::<bindings::ib_rdma_wr>() };
                 KernelOperands::Rdma {
                     remote_addr: r.remote_addr,
-                    rkey: r.rkey,
+                    rkey: Rkey::new(r.rkey),
                 }
             }
             wr_opcode::REG_MR => {
                 // SAFETY: Registrations are `ib_reg_wr`s, naming a live MR.
                 let r = unsafe { &*wr.cast::<bindings::ib_reg_wr>() };
                 KernelOperands::RegMr {
-                    key: r.key,
+                    key: Rkey::new(r.key),
                     access: r.access as u32,
                     // SAFETY: As above.
                     iova: unsafe { (*r.mr).iova },
@@ -85,7 +85,7 @@ pub(super) unsafe fn send_wr(
                 let a = unsafe { &*wr.cast::<bindings::ib_atomic_wr>() };
                 KernelOperands::Atomic {
                     remote_addr: a.remote_addr,
-                    rkey: a.rkey,
+                    rkey: Rkey::new(a.rkey),
                     compare_add: a.compare_add,
                     swap: a.swap,
                 }
@@ -133,7 +133,7 @@ pub(super) fn write_wc(wc: &KernelWc, out: &mut bindings::ib_wc) {
     // adapter makes, from the `ib_qp` it was given.
     out.qp = wc.qp as usize as *mut bindings::ib_qp;
     out.ex.imm_data = wc.ex;
-    out.src_qp = wc.src_qp;
+    out.src_qp = wc.src_qp.get();
     out.slid = 0;
     let mut flags = wc.flags;
     match wc.ip_version {

@@ -68,6 +68,39 @@ impl Access {
     }
 }
 
+/// A local key (`lkey`): what work requests' SGEs name a memory region by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Lkey(u32);
+
+/// A remote key (`rkey`): what a peer's requests, and invalidations, name a
+/// memory region or window by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Rkey(u32);
+
+impl Lkey {
+    /// The lkey `raw`, as a work request or ib_core gave it.
+    pub(crate) const fn new(raw: u32) -> Self {
+        Self(raw)
+    }
+
+    /// The number, for ib_core or a ring.
+    pub(crate) const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl Rkey {
+    /// The rkey `raw`, as a packet, a work request or ib_core gave it.
+    pub(crate) const fn new(raw: u32) -> Self {
+        Self(raw)
+    }
+
+    /// The number, for ib_core, a ring or the wire.
+    pub(crate) const fn get(self) -> u32 {
+        self.0
+    }
+}
+
 /// An IB atomic operation on 8 bytes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum AtomicOp {

@@ -192,6 +192,23 @@ impl QpMask {
     }
 }
 
+/// A QP number (`qp_num`, `dest_qp_num`, `src_qp`): 24 bits on the wire,
+/// given its own type so that it is taken for nothing else.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Qpn(u32);
+
+impl Qpn {
+    /// The QP number `n`, as the wire, a ring or ib_core gave it.
+    pub(crate) const fn new(n: u32) -> Self {
+        Self(n)
+    }
+
+    /// The number, for the wire, a ring or ib_core.
+    pub(crate) const fn get(self) -> u32 {
+        self.0
+    }
+}
+
 /// The attributes of a QP that modify sets and query reports.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct QpAttr {
@@ -203,7 +220,7 @@ pub(crate) struct QpAttr {
     pub(crate) qkey: u32,
     /// `enum ib_mtu`, as given.
     pub(crate) path_mtu: u32,
-    pub(crate) dest_qpn: u32,
+    pub(crate) dest_qpn: Qpn,
     pub(crate) rq_psn: u32,
     pub(crate) sq_psn: u32,
     pub(crate) max_rd_atomic: u8,
@@ -294,7 +311,7 @@ impl QpChange {
                 port: a.port_num,
                 qkey: a.qkey,
                 path_mtu: a.path_mtu,
-                dest_qpn: a.dest_qp_num,
+                dest_qpn: Qpn::new(a.dest_qp_num),
                 rq_psn: a.rq_psn,
                 sq_psn: a.sq_psn,
                 max_rd_atomic: a.max_rd_atomic,
@@ -395,7 +412,7 @@ impl QpAttr {
         a.port_num = self.port;
         a.qkey = self.qkey;
         a.path_mtu = self.path_mtu;
-        a.dest_qp_num = self.dest_qpn;
+        a.dest_qp_num = self.dest_qpn.get();
         a.rq_psn = self.rq_psn;
         a.sq_psn = self.sq_psn;
         a.max_rd_atomic = self.max_rd_atomic;

@@ -8,7 +8,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::{kernel_segs::KernelSegs, Av};
+use super::{kernel_segs::KernelSegs, Av, Qpn, Rkey};
 use kernel::prelude::*;
 
 /// A kernel consumer's send work request, its memory not yet checked.
@@ -51,20 +51,21 @@ pub(crate) enum KernelOperands {
     /// Any request on a UD or GSI QP: where it goes.
     Ud {
         av: Av,
-        remote_qpn: u32,
+        remote_qpn: Qpn,
         remote_qkey: u32,
     },
     /// An RDMA WRITE or READ.
-    Rdma { remote_addr: u64, rkey: u32 },
+    Rdma { remote_addr: u64, rkey: Rkey },
     /// An atomic operation.
     Atomic {
         remote_addr: u64,
-        rkey: u32,
+        rkey: Rkey,
         compare_add: u64,
         swap: u64,
     },
-    /// A fast registration of an MR, at `iova`, under `key`.
-    RegMr { key: u32, access: u32, iova: u64 },
+    /// A fast registration of an MR, at `iova`, under `key` (its lkey and
+    /// rkey alike).
+    RegMr { key: Rkey, access: u32, iova: u64 },
 }
 
 /// A kernel consumer's receive work request.
@@ -84,7 +85,7 @@ pub(crate) struct KernelWc {
     pub(crate) byte_len: u32,
     /// The immediate data or the invalidated key.
     pub(crate) ex: u32,
-    pub(crate) src_qp: u32,
+    pub(crate) src_qp: Qpn,
     /// [`wc_flags`].
     pub(crate) flags: u32,
     /// The QP the work request was posted to: `u64::from` its

@@ -12,7 +12,7 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::{CreateCqResp, ResizeCqResp},
-        CqAttr, CqNotifier, KernelWc, UData, UserContext,
+        CqAttr, CqNotifier, KernelWc, Qpn, UData, UserContext,
     },
 };
 use crate::limits::MAX_CQE;
@@ -274,7 +274,7 @@ fn kernel_wc(e: KernelCqe) -> KernelWc {
         opcode: e.opcode,
         byte_len: e.byte_len,
         ex: e.ex,
-        src_qp: e.src_qp,
+        src_qp: Qpn::new(e.src_qp),
         flags: e.flags,
         qp: e.qp,
         ip_version: e.ip_version,

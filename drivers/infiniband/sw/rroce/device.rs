@@ -21,8 +21,8 @@ use crate::kernel_ext::{
         self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
         Global, KernelPages, KernelRecvWr, KernelSendWr, KernelWc, LinkLayer, MrKeys, Mtu, MwType,
         NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, QpAttr, QpCaps,
-        QpChange, QpCqs, QpInit, QpNotifier, Registry, SrqAttr, SrqMask, SrqNotifier, UData,
-        UserContext, UserRegion,
+        QpChange, QpCqs, QpInit, QpNotifier, Qpn, Registry, Rkey, SrqAttr, SrqMask, SrqNotifier,
+        UData, UserContext, UserRegion,
     },
 };
 use crate::limits::{
@@ -362,7 +362,7 @@ impl Driver for RroceDevice {
         mr.deregister(dev.data().mrs())
     }
 
-    fn alloc_mw(dev: &Device<Self>, pd: &PdNum, mw_type: MwType) -> Result<(Mw, u32)> {
+    fn alloc_mw(dev: &Device<Self>, pd: &PdNum, mw_type: MwType) -> Result<(Mw, Rkey)> {
         Mw::alloc(dev.data().mws(), *pd, mw_type)
     }
 
@@ -377,7 +377,7 @@ impl Driver for RroceDevice {
         cqs: QpCqs<'_, Self>,
         notifier: Arc<QpNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
-    ) -> Result<(Qp, u32)> {
+    ) -> Result<(Qp, Qpn)> {
         Qp::create(dev, dev.data().qps(), *pd, init, &cqs, notifier, user)
     }
 
@@ -479,7 +479,7 @@ impl Driver for RroceDevice {
             if qpns.is_empty() {
                 data.count(Counter::DropUnknownQp);
             }
-            for qp in qpns.iter().filter_map(|&qpn| data.qps().get(qpn)) {
+            for qp in qpns.iter().filter_map(|qpn| data.qps().get(qpn.get())) {
                 qp.receive(dev, &pkt, ip);
             }
             return;
@@ -579,8 +579,8 @@ impl Services for Device<RroceDevice> {
         xmit::send(self, &self.data().crc, av, flow, headers, payload_len, fill)
     }
 
-    fn kick(&self, qpn: u32) -> Result {
-        let listed = self.data().kicked.push(qpn, GFP_ATOMIC);
+    fn kick(&self, qpn: Qpn) -> Result {
+        let listed = self.data().kicked.push(qpn.get(), GFP_ATOMIC);
         if listed.is_ok() {
             Device::kick(self);
         } else {

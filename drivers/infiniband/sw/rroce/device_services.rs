@@ -9,6 +9,7 @@
 
 use crate::ah::AhCore;
 use crate::counters::Counter;
+use crate::kernel_ext::rdma::Qpn;
 use crate::kernel_ext::{fill::Fill, net::NetDevice, rdma::Av};
 use crate::mw::Keys;
 use crate::pool::Pool;
@@ -45,7 +46,7 @@ pub(crate) trait Services {
     /// it, perhaps where the QP's lock cannot be taken. Callable in any
     /// context; an error if the QP cannot be listed, and then the device
     /// timer runs it.
-    fn kick(&self, qpn: u32) -> Result;
+    fn kick(&self, qpn: Qpn) -> Result;
 
     /// Has the device timer run within `usecs`.
     fn arm_tick(&self, usecs: u32);

@@ -5,7 +5,7 @@
 //! packet after that copies without a lookup and within checked bounds.
 
 use crate::kernel_ext::fill::Fill;
-use crate::kernel_ext::rdma::{Access, KernelSegs};
+use crate::kernel_ext::rdma::{Access, KernelSegs, Lkey};
 use crate::kernel_ext::walk_pieces;
 use crate::mr::{self, MrCore, MrError};
 use crate::pool::{PdNum, Pool};
@@ -39,7 +39,8 @@ impl SegList {
         let mut total = 0usize;
         for sge in sges.iter().filter(|s| s.length != 0) {
             let len = sge.length as u64;
-            let (mr, offset) = mr::lookup(mrs, sge.lkey, pd, access, sge.addr, len)?;
+            let (mr, offset) =
+                mr::lookup(mrs, Lkey::new(sge.lkey).into(), pd, access, sge.addr, len)?;
             total = total
                 .checked_add(sge.length as usize)
                 .ok_or(MrError::Range)?;

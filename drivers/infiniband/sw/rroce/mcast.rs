@@ -7,6 +7,7 @@
 //! the group's MAC filter), so that its datagrams come in at all.
 
 use crate::kernel_ext::net::NetDevice;
+use crate::kernel_ext::rdma::Qpn;
 use crate::limits::{MAX_MCAST_GRP, MAX_MCAST_QP_ATTACH};
 use crate::proto::ip::is_multicast;
 use kernel::{new_mutex, prelude::*, sync::Mutex};
@@ -17,22 +18,22 @@ pub(crate) const MULTICAST_QPN: u32 = 0xff_ffff;
 /// The QPs attached to a group.
 #[derive(Clone, Copy)]
 pub(crate) struct Members {
-    qpns: [u32; MAX_MCAST_QP_ATTACH as usize],
+    qpns: [Qpn; MAX_MCAST_QP_ATTACH as usize],
     len: usize,
 }
 
 impl Members {
     const NONE: Self = Self {
-        qpns: [0; MAX_MCAST_QP_ATTACH as usize],
+        qpns: [Qpn::new(0); MAX_MCAST_QP_ATTACH as usize],
         len: 0,
     };
 
     /// Their QP numbers.
-    pub(crate) fn qpns(&self) -> &[u32] {
+    pub(crate) fn qpns(&self) -> &[Qpn] {
         &self.qpns[..self.len]
     }
 
-    fn add(&mut self, qpn: u32) -> Result {
+    fn add(&mut self, qpn: Qpn) -> Result {
         let slot = self.qpns.get_mut(self.len).ok_or(ENOMEM)?;
         *slot = qpn;
         self.len += 1;
@@ -40,7 +41,7 @@ impl Members {
     }
 
     /// Removes `qpn`; `EINVAL` if it is not a member.
-    fn remove(&mut self, qpn: u32) -> Result {
+    fn remove(&mut self, qpn: Qpn) -> Result {
         let i = self.qpns().iter().position(|&q| q == qpn).ok_or(EINVAL)?;
         self.len -= 1;
         self.qpns[i] = self.qpns[self.len];
@@ -70,7 +71,7 @@ impl Groups {
 
     /// Attaches QP `qpn` to the group `gid`; the first QP of a group has
     /// `netdev` join it. Attaching twice is attaching once.
-    pub(crate) fn attach(&self, netdev: &NetDevice, gid: &[u8; 16], qpn: u32) -> Result {
+    pub(crate) fn attach(&self, netdev: &NetDevice, gid: &[u8; 16], qpn: Qpn) -> Result {
         if !is_multicast(gid) {
             return Err(EINVAL);
         }
@@ -100,7 +101,7 @@ impl Groups {
     /// Detaches QP `qpn` from the group `gid`; `netdev`, if the device
     /// still has it, leaves a group whose last QP goes. `EINVAL` if the QP
     /// was not attached.
-    pub(crate) fn detach(&self, netdev: Option<&NetDevice>, gid: &[u8; 16], qpn: u32) -> Result {
+    pub(crate) fn detach(&self, netdev: Option<&NetDevice>, gid: &[u8; 16], qpn: Qpn) -> Result {
         let mut groups = self.groups.lock();
         let slot = groups
             .iter_mut()
@@ -110,7 +111,7 @@ impl Groups {
     }
 
     /// Detaches QP `qpn` from every group, as it is destroyed.
-    pub(crate) fn detach_all(&self, netdev: Option<&NetDevice>, qpn: u32) {
+    pub(crate) fn detach_all(&self, netdev: Option<&NetDevice>, qpn: Qpn) {
         let mut groups = self.groups.lock();
         for slot in groups.iter_mut() {
             // EINVAL: not a member there.
@@ -132,7 +133,7 @@ fn find<'a>(groups: &'a mut [Option<Group>], gid: &[u8; 16]) -> Option<&'a mut G
 /// Removes QP `qpn` from the group in `slot`; the last QP out frees the
 /// slot, and `netdev`, if the device still has it, leaves the group.
 /// `EINVAL` if the slot is free or the QP not a member.
-fn remove_member(slot: &mut Option<Group>, netdev: Option<&NetDevice>, qpn: u32) -> Result {
+fn remove_member(slot: &mut Option<Group>, netdev: Option<&NetDevice>, qpn: Qpn) -> Result {
     let g = slot.as_mut().ok_or(EINVAL)?;
     g.members.remove(qpn)?;
     if g.members.len == 0 {

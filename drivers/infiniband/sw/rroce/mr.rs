@@ -11,12 +11,14 @@
 //! it was not told about by counting, nor a new MR by an old key. MRs have
 //! the lower half of the indices, memory windows (`mw.rs`) the upper half.
 
+use crate::ids::Key;
 use crate::kernel_ext::{
     errno::eopnotsupp,
     fill::Fill,
     random_u32,
     rdma::{
-        Access, AtomicOp, Device, Driver, KernelPages, MrKeys, Umem, UserRegion, LOCAL_DMA_LKEY,
+        Access, AtomicOp, Device, Driver, KernelPages, Lkey, MrKeys, Rkey, Umem, UserRegion,
+        LOCAL_DMA_LKEY,
     },
 };
 use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX, MAX_FAST_REG_PAGES};
@@ -29,24 +31,8 @@ use kernel::{
     sync::{Arc, SpinLock},
 };
 
-const INDEX_SHIFT: u32 = 16;
-
-/// The index part of a key, which names the MR or memory window.
-pub(crate) fn key_index(key: u32) -> u32 {
-    key >> INDEX_SHIFT
-}
-
-/// A key with `index` in its top bits and `low` below.
-pub(crate) fn make_key(index: u32, low: u32) -> u32 {
-    (index << INDEX_SHIFT) | (low & ((1 << INDEX_SHIFT) - 1))
-}
-
 /// In `MrCore::windows`: the MR is deregistered, no window may be bound.
 const DEREGISTERED: u32 = 1 << 31;
-
-/// The bits of a fast-registration MR's key that its consumer chooses
-/// (`ib_update_fast_reg_key`).
-const CONSUMER_BITS: u32 = 0xff;
 
 /// The access rights rroce implements.
 const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
@@ -87,7 +73,7 @@ enum Region {
         umem: Umem,
         /// The address work requests and peers name the first byte by.
         iova: u64,
-        key: u32,
+        key: Key,
         /// The rights, which a reregistration may change.
         access: AtomicU32,
         /// Whether the pages were pinned writable.
@@ -102,7 +88,7 @@ enum Region {
 /// running or will run.
 struct FastRegion {
     /// The key now: the index never changes, the consumer's bits may.
-    key: u32,
+    key: Key,
     /// What `ib_map_mr_sg` mapped last.
     pages: KernelPages,
     /// Registered (valid): peers and work requests may use it.
@@ -155,7 +141,7 @@ impl Mr {
                 region: Region::User {
                     umem,
                     iova: region.iova,
-                    key: make_key(index, random_u32()),
+                    key: Key::new(index, random_u32()),
                     access: AtomicU32::new(region.access.bits()),
                     writable: region.access.is_writable(),
                 },
@@ -179,7 +165,7 @@ impl Mr {
         let pages = KernelPages::with_capacity(max_pages as usize)?;
         let (_, core) = mrs.add(|index| {
             let fast = FastRegion {
-                key: make_key(index, random_u32()),
+                key: Key::new(index, random_u32()),
                 pages,
                 valid: false,
                 iova: 0,
@@ -199,8 +185,8 @@ impl Mr {
     fn with_keys(core: Arc<MrCore>) -> (Self, MrKeys) {
         let key = core.key();
         let keys = MrKeys {
-            lkey: key,
-            rkey: key,
+            lkey: key.lkey(),
+            rkey: key.rkey(),
         };
         (Self { core: Some(core) }, keys)
     }
@@ -221,8 +207,8 @@ impl Mr {
             return Err(eopnotsupp());
         }
         let keys = MrKeys {
-            lkey: LOCAL_DMA_LKEY,
-            rkey: LOCAL_DMA_LKEY,
+            lkey: Lkey::new(LOCAL_DMA_LKEY),
+            rkey: Rkey::new(LOCAL_DMA_LKEY),
         };
         Ok((Self { core: None }, keys))
     }
@@ -269,7 +255,7 @@ impl Mr {
         core.windows
             .compare_exchange(0, DEREGISTERED, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EBUSY)?;
-        mrs.remove(key_index(core.key()));
+        mrs.remove(core.key().index());
         if let Region::Fast(fast) = &core.region {
             fast.lock().valid = false;
         }
@@ -282,7 +268,8 @@ impl Mr {
 /// the QP's PD and invalid, and only the consumer's bits of its key may
 /// change.
 pub(crate) fn fast_register(mrs: &Pool<MrCore>, pd: PdNum, reg: &FastReg) -> Result<(), MrError> {
-    let mr = mrs.get(key_index(reg.key)).ok_or(MrError::Key)?;
+    let key = Key::from(Rkey::new(reg.key));
+    let mr = mrs.get(key.index()).ok_or(MrError::Key)?;
     let Region::Fast(fast) = &mr.region else {
         return Err(MrError::Key);
     };
@@ -291,10 +278,10 @@ pub(crate) fn fast_register(mrs: &Pool<MrCore>, pd: PdNum, reg: &FastReg) -> Res
         return Err(MrError::Access);
     }
     let mut f = fast.lock();
-    if f.valid || (f.key & !CONSUMER_BITS) != (reg.key & !CONSUMER_BITS) {
+    if f.valid || !f.key.same_but_consumer_bits(key) {
         return Err(MrError::Key);
     }
-    f.key = reg.key;
+    f.key = key;
     f.iova = reg.iova;
     f.access = access;
     f.valid = true;
@@ -305,8 +292,9 @@ pub(crate) fn fast_register(mrs: &Pool<MrCore>, pd: PdNum, reg: &FastReg) -> Res
 /// (`IB_WR_LOCAL_INV`, or a peer's SEND with Invalidate): from now on its
 /// key names nothing and its pages are not touched. Fails for any other
 /// MR, a stale key, or an MR with windows bound.
-pub(crate) fn invalidate(mrs: &Pool<MrCore>, pd: PdNum, key: u32) -> Result<(), MrError> {
-    let mr = mrs.get(key_index(key)).ok_or(MrError::Key)?;
+pub(crate) fn invalidate(mrs: &Pool<MrCore>, pd: PdNum, rkey: Rkey) -> Result<(), MrError> {
+    let key = Key::from(rkey);
+    let mr = mrs.get(key.index()).ok_or(MrError::Key)?;
     let Region::Fast(fast) = &mr.region else {
         return Err(MrError::Key);
     };
@@ -322,8 +310,8 @@ pub(crate) fn invalidate(mrs: &Pool<MrCore>, pd: PdNum, key: u32) -> Result<(), 
 }
 
 /// Finds the MR `key` names among `mrs`, in PD `pd`.
-pub(crate) fn find(mrs: &Pool<MrCore>, key: u32, pd: PdNum) -> Result<Arc<MrCore>, MrError> {
-    mrs.get(key_index(key))
+pub(crate) fn find(mrs: &Pool<MrCore>, key: Key, pd: PdNum) -> Result<Arc<MrCore>, MrError> {
+    mrs.get(key.index())
         .filter(|mr| mr.key() == key && mr.pd() == pd)
         .ok_or(MrError::Key)
 }
@@ -332,7 +320,7 @@ pub(crate) fn find(mrs: &Pool<MrCore>, key: u32, pd: PdNum) -> Result<Arc<MrCore
 /// to `len` bytes at `va`; returns it with the offset of `va` in it.
 pub(crate) fn lookup(
     mrs: &Pool<MrCore>,
-    key: u32,
+    key: Key,
     pd: PdNum,
     access: Access,
     va: u64,
@@ -363,7 +351,7 @@ pub(crate) fn lookup(
 
 impl MrCore {
     /// Its key now.
-    fn key(&self) -> u32 {
+    fn key(&self) -> Key {
         match &self.region {
             Region::User { key, .. } => *key,
             Region::Fast(fast) => fast.lock().key,

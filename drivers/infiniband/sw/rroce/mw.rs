@@ -10,9 +10,10 @@
 //! and is unbound by a bind of length 0; a type 2 (2B) window belongs to the
 //! QP that bound it and is unbound by an invalidation, local or remote.
 
+use crate::ids::Key;
 use crate::kernel_ext::{
     random_u32,
-    rdma::{Access, MwType},
+    rdma::{Access, Lkey, MwType, Qpn, Rkey},
 };
 use crate::limits::{FIRST_MW_INDEX, LAST_MW_INDEX};
 use crate::mr::{self, MrCore, MrError};
@@ -23,9 +24,6 @@ use kernel::{
     prelude::*,
     sync::{Arc, SpinLock},
 };
-
-/// The bits of an rkey the consumer chooses.
-const CONSUMER_BITS: u32 = 0xff;
 
 /// The rights a window may grant.
 const WINDOW_ACCESS: Access = Access::REMOTE_READ
@@ -45,8 +43,8 @@ pub(crate) fn new_pool() -> impl PinInit<Pool<MwCore>, Error> {
 }
 
 /// Whether `rkey` names a window rather than an MR.
-pub(crate) fn is_mw_key(rkey: u32) -> bool {
-    mr::key_index(rkey) >= FIRST_MW_INDEX
+fn is_mw_key(rkey: Rkey) -> bool {
+    Key::from(rkey).index() >= FIRST_MW_INDEX
 }
 
 /// A memory window, as ib_core holds it.
@@ -64,7 +62,7 @@ pub(crate) struct MwCore {
 }
 
 struct Binding {
-    rkey: u32,
+    rkey: Key,
     window: Option<Window>,
 }
 
@@ -75,7 +73,7 @@ struct Window {
     length: u64,
     access: Access,
     /// Type 2: the QP it is bound to.
-    qpn: Option<u32>,
+    qpn: Option<Qpn>,
     /// Peers name its bytes from 0 rather than by `addr`.
     zero_based: bool,
 }
@@ -99,7 +97,7 @@ pub(crate) struct Keys<'a> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ForQp {
     pub(crate) pd: PdNum,
-    pub(crate) qpn: u32,
+    pub(crate) qpn: Qpn,
 }
 
 /// Why a bind or an invalidation was refused.
@@ -109,10 +107,10 @@ pub(crate) struct Refused;
 impl Mw {
     /// A new unbound window among `mws`, in PD `pd`; returns it with its
     /// rkey.
-    pub(crate) fn alloc(mws: &Pool<MwCore>, pd: PdNum, mw_type: MwType) -> Result<(Self, u32)> {
-        let mut rkey = 0;
+    pub(crate) fn alloc(mws: &Pool<MwCore>, pd: PdNum, mw_type: MwType) -> Result<(Self, Rkey)> {
+        let mut rkey = Key::new(0, 0);
         let (_, core) = mws.add(|index| {
-            rkey = mr::make_key(index, random_u32());
+            rkey = Key::new(index, random_u32());
             Arc::pin_init(
                 try_pin_init!(MwCore {
                     mw_type,
@@ -122,12 +120,12 @@ impl Mw {
                 GFP_KERNEL,
             )
         })?;
-        Ok((Self { core }, rkey))
+        Ok((Self { core }, rkey.rkey()))
     }
 
     /// Withdraws the window; requests already given its MR finish.
     pub(crate) fn dealloc(self, mws: &Pool<MwCore>) {
-        let index = mr::key_index(self.core.binding.lock().rkey);
+        let index = self.core.binding.lock().rkey.index();
         mws.remove(index);
         let window = self.core.binding.lock().window.take();
         drop(window);
@@ -135,15 +133,17 @@ impl Mw {
 }
 
 /// The live window `rkey` names, by its current rkey.
-fn find(mws: &Pool<MwCore>, rkey: u32) -> Option<Arc<MwCore>> {
-    let mw = mws.get(mr::key_index(rkey))?;
+fn find(mws: &Pool<MwCore>, rkey: Rkey) -> Option<Arc<MwCore>> {
+    let key = Key::from(rkey);
+    let mw = mws.get(key.index())?;
     let current = mw.binding.lock().rkey;
-    (current == rkey).then_some(mw)
+    (current == key).then_some(mw)
 }
 
 /// Binds a window for `qp` as `bind` asks (IBA 10.6.7.2, C10-72 to C10-75).
 pub(crate) fn bind(keys: Keys<'_>, qp: ForQp, bind: &MwBind) -> Result<(), Refused> {
-    let mw = find(keys.mws, bind.mw_rkey).ok_or(Refused)?;
+    let mw_rkey = Rkey::new(bind.mw_rkey);
+    let mw = find(keys.mws, mw_rkey).ok_or(Refused)?;
     let access = Access::from_bits(bind.access);
     let zero_based = access.contains(Access::ZERO_BASED);
     // o10-36.2.2: a type 1 window is never zero based.
@@ -160,7 +160,7 @@ pub(crate) fn bind(keys: Keys<'_>, qp: ForQp, bind: &MwBind) -> Result<(), Refus
         }
         None
     } else {
-        let mr = mr::find(keys.mrs, bind.mr_lkey, qp.pd).map_err(|_| Refused)?;
+        let mr = mr::find(keys.mrs, Lkey::new(bind.mr_lkey).into(), qp.pd).map_err(|_| Refused)?;
         let writes =
             access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC);
         let mr_access = mr.access();
@@ -182,10 +182,10 @@ pub(crate) fn bind(keys: Keys<'_>, qp: ForQp, bind: &MwBind) -> Result<(), Refus
     };
     let mut b = mw.binding.lock();
     // Checked again under the lock: another QP may have bound it meanwhile.
-    if b.rkey != bind.mw_rkey || (mw.mw_type == MwType::Type2 && b.window.is_some()) {
+    if b.rkey != Key::from(mw_rkey) || (mw.mw_type == MwType::Type2 && b.window.is_some()) {
         return Err(Refused);
     }
-    b.rkey = (b.rkey & !CONSUMER_BITS) | (bind.new_rkey & CONSUMER_BITS);
+    b.rkey = b.rkey.with_consumer_bits(Rkey::new(bind.new_rkey).into());
     let old = core::mem::replace(&mut b.window, window);
     // The last reference to an MR unpins its pages, which may sleep.
     drop(b);
@@ -193,28 +193,33 @@ pub(crate) fn bind(keys: Keys<'_>, qp: ForQp, bind: &MwBind) -> Result<(), Refus
     Ok(())
 }
 
-/// Invalidates what `key` names for `qp`: a type 2 window, or a kernel
+/// Invalidates what `rkey` names for `qp`: a type 2 window, or a kernel
 /// consumer's fast-registration MR; by a local work request, or by a
 /// peer's SEND with Invalidate (`remote`).
-pub(crate) fn invalidate(keys: Keys<'_>, qp: ForQp, key: u32, remote: bool) -> Result<(), Refused> {
-    if is_mw_key(key) {
-        invalidate_mw(keys.mws, qp, key, remote)
+pub(crate) fn invalidate(
+    keys: Keys<'_>,
+    qp: ForQp,
+    rkey: Rkey,
+    remote: bool,
+) -> Result<(), Refused> {
+    if is_mw_key(rkey) {
+        invalidate_mw(keys.mws, qp, rkey, remote)
     } else {
-        mr::invalidate(keys.mrs, qp.pd, key).map_err(|_| Refused)
+        mr::invalidate(keys.mrs, qp.pd, rkey).map_err(|_| Refused)
     }
 }
 
 /// Unbinds the type 2 window `rkey` names, for `qp` (LOCAL_INV) or for a
 /// peer's SEND with Invalidate to `qp` (`remote`), which must be the QP the
 /// window is bound to.
-fn invalidate_mw(mws: &Pool<MwCore>, qp: ForQp, rkey: u32, remote: bool) -> Result<(), Refused> {
+fn invalidate_mw(mws: &Pool<MwCore>, qp: ForQp, rkey: Rkey, remote: bool) -> Result<(), Refused> {
     let mw = find(mws, rkey).ok_or(Refused)?;
     if mw.mw_type != MwType::Type2 || mw.pd != qp.pd {
         return Err(Refused);
     }
     let mut b = mw.binding.lock();
     let bound_qpn = b.window.as_ref().and_then(|w| w.qpn).ok_or(Refused)?;
-    if b.rkey != rkey || (remote && bound_qpn != qp.qpn) {
+    if b.rkey != Key::from(rkey) || (remote && bound_qpn != qp.qpn) {
         return Err(Refused);
     }
     // Dropped outside the lock, as in `bind`.
@@ -226,7 +231,7 @@ fn invalidate_mw(mws: &Pool<MwCore>, qp: ForQp, rkey: u32, remote: bool) -> Resu
 
 /// Unbinds the type 2 windows bound to QP `qpn`, which is going away, so
 /// that a QP given its number later cannot use them.
-pub(crate) fn qp_destroyed(mws: &Pool<MwCore>, qpn: u32) {
+pub(crate) fn qp_destroyed(mws: &Pool<MwCore>, qpn: Qpn) {
     // Under the map's mutex, which allows the last MR reference to go.
     mws.for_each(|mw| {
         let mut b = mw.binding.lock();
@@ -243,7 +248,7 @@ pub(crate) fn qp_destroyed(mws: &Pool<MwCore>, qpn: u32) {
 pub(crate) fn lookup_remote(
     keys: Keys<'_>,
     qp: ForQp,
-    rkey: u32,
+    rkey: Rkey,
     access: Access,
     va: u64,
     len: u64,
@@ -251,7 +256,7 @@ pub(crate) fn lookup_remote(
     if is_mw_key(rkey) {
         lookup(keys.mws, qp, rkey, access, va, len)
     } else {
-        mr::lookup(keys.mrs, rkey, qp.pd, access, va, len)
+        mr::lookup(keys.mrs, rkey.into(), qp.pd, access, va, len)
     }
 }
 
@@ -259,7 +264,7 @@ pub(crate) fn lookup_remote(
 fn lookup(
     mws: &Pool<MwCore>,
     qp: ForQp,
-    rkey: u32,
+    rkey: Rkey,
     access: Access,
     va: u64,
     len: u64,
@@ -270,7 +275,7 @@ fn lookup(
     }
     let b = mw.binding.lock();
     let w = b.window.as_ref().ok_or(MrError::Key)?;
-    if b.rkey != rkey || w.qpn.is_some_and(|n| n != qp.qpn) {
+    if b.rkey != Key::from(rkey) || w.qpn.is_some_and(|n| n != qp.qpn) {
         return Err(MrError::Key);
     }
     if !w.access.contains(access) {

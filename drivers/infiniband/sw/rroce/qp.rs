@@ -19,7 +19,7 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{
         rxe_abi::CreateQpResp, Access, Av, Driver, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
-        QpMask, QpNotifier, QpState, QpType, UData, UserContext,
+        QpMask, QpNotifier, QpState, QpType, Qpn, UData, UserContext,
     },
 };
 use crate::kernel_posts::{Fifo, KernelPosts};
@@ -78,7 +78,7 @@ impl Qp {
         links: &QpCqs<'_, impl Driver<Cq = Cq, Srq = Srq>>,
         events: Arc<QpNotifier>,
         user: Option<(&UserContext, &UData<'_>)>,
-    ) -> Result<(Self, u32)> {
+    ) -> Result<(Self, Qpn)> {
         let supported = match init.qp_type {
             QpType::Rc | QpType::Uc | QpType::Ud => true,
             // QP1, for ib_mad: the kernel's own.
@@ -125,7 +125,8 @@ impl Qp {
             .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
             .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
-        let build = |qpn| {
+        let build = |n| {
+            let qpn = Qpn::new(n);
             let flow = Flow::new(qpn);
             Arc::pin_init(
                 try_pin_init!(QpCore {
@@ -280,13 +281,13 @@ impl Qp {
     }
 
     /// The QP's number, for the multicast groups it may join.
-    pub(crate) fn qpn(&self) -> u32 {
+    pub(crate) fn qpn(&self) -> Qpn {
         self.core.qpn
     }
 
     /// The QP's number if it is a UD QP, the only type that can be
     /// attached to a multicast group; `EINVAL` otherwise.
-    pub(crate) fn ud_qpn(&self) -> Result<u32> {
+    pub(crate) fn ud_qpn(&self) -> Result<Qpn> {
         if self.core.qp_type == QpType::Ud {
             Ok(self.core.qpn)
         } else {
@@ -310,7 +311,7 @@ impl Qp {
     /// Withdraws the QP from the data path; dropping it frees its rings
     /// once no packet or timer is using it any more.
     pub(crate) fn destroy(self, qps: &Pool<QpCore>, mws: &Pool<mw::MwCore>) {
-        qps.withdraw(self.core.qpn);
+        qps.withdraw(self.core.qpn.get());
         // Its requests and their MR references go now, outside the lock.
         let state = self.core.inner.lock().take();
         drop(state);
@@ -321,7 +322,7 @@ impl Qp {
         }
         // Nothing binds for it any more: its number may go to a new QP.
         mw::qp_destroyed(mws, self.core.qpn);
-        qps.free(self.core.qpn);
+        qps.free(self.core.qpn.get());
     }
 }
 
@@ -444,7 +445,7 @@ fn valid(change: &QpChange) -> bool {
         && ok(QpMask::MIN_RNR_TIMER, a.min_rnr_timer <= 31)
         && ok(QpMask::RQ_PSN, a.rq_psn <= MAX_24BIT)
         && ok(QpMask::SQ_PSN, a.sq_psn <= MAX_24BIT)
-        && ok(QpMask::DEST_QPN, a.dest_qpn <= MAX_24BIT)
+        && ok(QpMask::DEST_QPN, a.dest_qpn.get() <= MAX_24BIT)
         && ok(QpMask::MAX_QP_RD_ATOMIC, a.max_rd_atomic <= MAX_RD_ATOMIC)
         && ok(
             QpMask::MAX_DEST_RD_ATOMIC,

@@ -13,7 +13,7 @@ use crate::cq::CqCore;
 use crate::device_services::Services;
 use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{
-    Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType,
+    Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType, Qpn,
 };
 use crate::kernel_posts::{Fifo, KernelPosts};
 use crate::mw::ForQp;
@@ -40,7 +40,7 @@ use kernel::{
 /// A queue pair's rings and state, which in-flight work holds on to.
 #[pin_data]
 pub(crate) struct QpCore {
-    pub(crate) qpn: u32,
+    pub(crate) qpn: Qpn,
     pub(crate) qp_type: QpType,
     /// The protection domain, which its work requests' MRs must share.
     pub(crate) pd: PdNum,
@@ -94,7 +94,7 @@ impl QpCore {
     }
 
     /// A BTH to the peer QP `dest_qpn`.
-    pub(crate) fn bth(&self, dest_qpn: u32, opcode: Opcode, psn: Psn) -> Bth {
+    pub(crate) fn bth(&self, dest_qpn: Qpn, opcode: Opcode, psn: Psn) -> Bth {
         Bth {
             opcode,
             solicited: false,
@@ -103,7 +103,7 @@ impl QpCore {
             pkey: DEFAULT_PKEY,
             fecn: false,
             becn: false,
-            dest_qpn,
+            dest_qpn: dest_qpn.get(),
             ack_req: false,
             psn,
         }
@@ -152,7 +152,7 @@ impl QpCore {
             opcode,
             byte_len,
             ex: 0,
-            qp_num: self.qpn,
+            qp_num: self.qpn.get(),
             src_qp: 0,
             flags: 0,
             qp: self.handle,

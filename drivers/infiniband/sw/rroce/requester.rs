@@ -13,7 +13,7 @@ use crate::completer::{complete_done, error_wc, flush_before};
 use crate::device_services::Services;
 use crate::kernel_ext::{
     jiffies,
-    rdma::{Access, QpState, QpType},
+    rdma::{Access, QpState, QpType, Qpn, Rkey},
 };
 use crate::limits::MAX_MSG_SIZE;
 use crate::local_mem::Memory;
@@ -128,7 +128,7 @@ fn take(
         };
         Some(UdDest {
             av,
-            qpn: wqe.remote_qpn & Psn::MASK,
+            qpn: Qpn::new(wqe.remote_qpn & Psn::MASK),
             // A Q_Key with the high bit set means the QP's own (IBA 10.2.5).
             qkey: if wqe.remote_qkey & 0x8000_0000 != 0 {
                 qkey
@@ -155,9 +155,8 @@ fn local_op(dev: &impl Services, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcSta
             mr::fast_register(dev.keys().mrs, qp.pd, reg).map_err(|_| WcStatus::LocQpOpErr)
         }
         // Type 2 windows and fast-registration MRs: user MRs cannot be.
-        (None, None) => {
-            mw::invalidate(dev.keys(), qp.for_mw(), wqe.ex, false).map_err(|_| WcStatus::LocQpOpErr)
-        }
+        (None, None) => mw::invalidate(dev.keys(), qp.for_mw(), Rkey::new(wqe.ex), false)
+            .map_err(|_| WcStatus::LocQpOpErr),
     }
 }
 
@@ -204,7 +203,7 @@ struct Planned {
 fn plan(
     e: &Entry,
     qp_type: QpType,
-    src_qpn: u32,
+    src_qpn: Qpn,
     n: u32,
     responses: u32,
     mtu: u32,
@@ -259,7 +258,7 @@ fn plan(
                 Some(ud) => {
                     ext.deth = Some(Deth {
                         qkey: ud.qkey,
-                        src_qpn,
+                        src_qpn: src_qpn.get(),
                     });
                     if w.opcode == WrOpcode::SendImm {
                         Opcode::UdSendOnlyImm

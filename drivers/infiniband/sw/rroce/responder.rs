@@ -12,7 +12,7 @@ use crate::counters::Counter;
 use crate::device_services::Services;
 use crate::kernel_ext::{
     fill::Fill,
-    rdma::{Access, AtomicOp, QpState, QpType},
+    rdma::{Access, AtomicOp, QpState, QpType, Rkey},
     write_barrier,
 };
 use crate::local_mem::Memory;
@@ -399,7 +399,7 @@ fn send_packet(
         if let Some(ieth) = pkt.headers.ext.ieth {
             // As the C rxe: the receive completes in error, and
             // the peer is told its request was invalid.
-            mw::invalidate(dev.keys(), qp.for_mw(), ieth.rkey, true)
+            mw::invalidate(dev.keys(), qp.for_mw(), Rkey::new(ieth.rkey), true)
                 .map_err(|_| Refusal::Local(WcStatus::RemInvReqErr))?;
         }
         finish_recv(qp, inner, pkt, WcOpcode::Recv, None);
@@ -500,7 +500,7 @@ fn atomic(
     let (mr, offset) = mw::lookup_remote(
         dev.keys(),
         qp.for_mw(),
-        a.rkey,
+        Rkey::new(a.rkey),
         Access::REMOTE_ATOMIC,
         a.va,
         8,
@@ -544,7 +544,7 @@ fn atomic_write(
     let (mr, offset) = mw::lookup_remote(
         dev.keys(),
         qp.for_mw(),
-        reth.rkey,
+        Rkey::new(reth.rkey),
         Access::REMOTE_WRITE,
         reth.va,
         8,
@@ -585,7 +585,7 @@ fn flush(
         return Err(Refusal::Nak(NakCode::RemoteAccessError));
     }
     let keys = dev.keys();
-    let (va, rkey) = (reth.va, reth.rkey);
+    let (va, rkey) = (reth.va, Rkey::new(reth.rkey));
     match feth.selectivity {
         // Unlike a zero-length READ or WRITE's, a FLUSH's key is checked
         // whatever its length, as the C rxe does.
@@ -636,7 +636,7 @@ fn finish_recv(
     let wc = Wc {
         ex,
         flags,
-        src_qp: inner.attr.dest_qpn,
+        src_qp: inner.attr.dest_qpn.get(),
         ..recv_wc(qp, recv.wr_id, WcStatus::Success, opcode, byte_len)
     };
     qp.complete_recv(inner, &wc, pkt.headers.bth.solicited);
@@ -660,7 +660,7 @@ fn remote_target(
     let (mr, offset) = mw::lookup_remote(
         keys,
         qp.for_mw(),
-        reth.rkey,
+        Rkey::new(reth.rkey),
         access,
         reth.va,
         reth.dma_len.into(),

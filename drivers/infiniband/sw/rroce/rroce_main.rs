@@ -24,6 +24,7 @@ mod counters;
 mod cq;
 mod device;
 mod device_services;
+mod ids;
 mod kernel_posts;
 mod limits;
 mod local_mem;

@@ -10,6 +10,7 @@
 //! [`SendWindow`]; this file adds what they are for the device: the work
 //! request itself, its memory and, for UD, its destination.
 
+use crate::kernel_ext::rdma::Qpn;
 use crate::kernel_ext::{jiffies_to_usecs, rdma::Av, usecs_to_jiffies};
 use crate::local_mem::Memory;
 use crate::proto::{
@@ -37,7 +38,7 @@ impl Clock for Jiffies {
 /// Where a UD request goes, from its AH and work request.
 pub(crate) struct UdDest {
     pub(crate) av: Av,
-    pub(crate) qpn: u32,
+    pub(crate) qpn: Qpn,
     pub(crate) qkey: u32,
 }
 

@@ -84,12 +84,12 @@ impl SendWqe {
                 remote_qkey,
             } => {
                 wqe.av = Some(av);
-                wqe.remote_qpn = remote_qpn;
+                wqe.remote_qpn = remote_qpn.get();
                 wqe.remote_qkey = remote_qkey;
             }
             KernelOperands::Rdma { remote_addr, rkey } => {
                 wqe.remote_addr = remote_addr;
-                wqe.rkey = rkey;
+                wqe.rkey = rkey.get();
             }
             KernelOperands::Atomic {
                 remote_addr,
@@ -98,12 +98,16 @@ impl SendWqe {
                 swap,
             } => {
                 wqe.remote_addr = remote_addr;
-                wqe.rkey = rkey;
+                wqe.rkey = rkey.get();
                 wqe.compare_add = compare_add;
                 wqe.swap = swap;
             }
             KernelOperands::RegMr { key, access, iova } => {
-                wqe.reg = Some(FastReg { key, access, iova });
+                wqe.reg = Some(FastReg {
+                    key: key.get(),
+                    access,
+                    iova,
+                });
             }
         }
         Ok(wqe)

@@ -9,7 +9,7 @@ use crate::kernel_ext::{
     crc32::Crc32,
     fill::Fill,
     net::{route::RouteCache, Route, SkBuff},
-    rdma::{Av, Device, Driver},
+    rdma::{Av, Device, Driver, Qpn},
 };
 use crate::limits::PORT;
 use crate::proto::{
@@ -32,9 +32,9 @@ pub(crate) struct Flow {
 impl Flow {
     /// The flow of QP `qpn`: its source port is fixed, so that its packets
     /// stay on one path, and spread over QPs for ECMP, as the C rxe does.
-    pub(crate) fn new(qpn: u32) -> impl PinInit<Self> {
+    pub(crate) fn new(qpn: Qpn) -> impl PinInit<Self> {
         pin_init!(Self {
-            sport: 0xc000 | (qpn.wrapping_mul(0x9e37_79b1) >> 18) as u16,
+            sport: 0xc000 | (qpn.get().wrapping_mul(0x9e37_79b1) >> 18) as u16,
             route <- new_spinlock!(RouteCache::new()),
         })
     }

@@ -67,8 +67,8 @@ impl<T: Driver> Adapter<T> {
             let mr = MrObject::<T>::new_boxed(data)?;
             // SAFETY: Just allocated; ib_core fills in the rest on return.
             unsafe {
-                (*mr).lkey = keys.lkey;
-                (*mr).rkey = keys.rkey;
+                (*mr).lkey = keys.lkey.get();
+                (*mr).rkey = keys.rkey.get();
                 (*mr).iova = iova;
                 (*mr).length = length;
             }
@@ -94,8 +94,8 @@ impl<T: Driver> Adapter<T> {
                 let mr = MrObject::<T>::new_boxed(data)?;
                 // SAFETY: Just allocated; ib_core fills in the rest on return.
                 unsafe {
-                    (*mr).lkey = keys.lkey;
-                    (*mr).rkey = keys.rkey;
+                    (*mr).lkey = keys.lkey.get();
+                    (*mr).rkey = keys.rkey.get();
                 }
                 Ok(mr)
             },
@@ -122,8 +122,8 @@ impl<T: Driver> Adapter<T> {
                 let mr = MrObject::<T>::new_boxed(data)?;
                 // SAFETY: Just allocated; ib_core fills in the rest on return.
                 unsafe {
-                    (*mr).lkey = keys.lkey;
-                    (*mr).rkey = keys.rkey;
+                    (*mr).lkey = keys.lkey.get();
+                    (*mr).rkey = keys.rkey.get();
                 }
                 Ok(mr)
             })
@@ -198,7 +198,7 @@ impl<T: Driver> Adapter<T> {
                 let pd = PdObject::<T>::data((*mw).pd);
                 let (data, rkey) = T::alloc_mw(Self::device((*mw).device), pd, mw_type)?;
                 MwObject::<T>::write(mw, data);
-                (*mw).rkey = rkey;
+                (*mw).rkey = rkey.get();
             }
             Ok(0)
         })

@@ -44,7 +44,7 @@ impl<T: Driver> Adapter<T> {
                 let notifier = QpNotifier::new(qp)?;
                 let (data, qpn) = T::create_qp(dev, pd, &mut init, cqs, notifier.clone(), user)?;
                 QpInit::write_caps(&init.caps, attr);
-                (*qp).qp_num = qpn;
+                (*qp).qp_num = qpn.get();
                 QpObject::<T>::write(qp, QpSlot { notifier, data });
             }
             Ok(0)
