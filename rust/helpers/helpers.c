@@ -18,6 +18,11 @@ enum ib_mtu rroce_iboe_get_mtu(int netdev_mtu)
 	return iboe_get_mtu(netdev_mtu);
 }
 
+struct ib_device *rroce_rdma_device_to_ibdev(struct device *device)
+{
+	return rdma_device_to_ibdev(device);
+}
+
 void rroce_dev_hold(struct net_device *dev)
 {
 	dev_hold(dev);

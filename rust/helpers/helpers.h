@@ -26,6 +26,8 @@
 int rroce_ib_mtu_enum_to_int(enum ib_mtu mtu);
 enum ib_mtu rroce_iboe_get_mtu(int netdev_mtu);
 
+struct ib_device *rroce_rdma_device_to_ibdev(struct device *device);
+
 void rroce_dev_hold(struct net_device *dev);
 void rroce_dev_put(struct net_device *dev);
 void rroce_ib_device_hold(struct ib_device *dev);

@@ -8,9 +8,9 @@
 use super::{
     srq::{SrqAttr, SrqMask},
     work::{KernelRecvWr, KernelSendWr, KernelWc, QpHandle},
-    Access, Av, CqNotifier, Device, DeviceAttr, KernelPages, LinkLayer, Lkey, MwType, PortAttr,
-    PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, Qpn, Rkey, SrqNotifier, UData,
-    UserContext,
+    Access, Av, CqNotifier, Device, DeviceAttr, DeviceChange, KernelPages, LinkLayer, Lkey, MwType,
+    PortAttr, PortChange, PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, Qpn, Rkey,
+    SrqNotifier, UData, UserContext,
 };
 use crate::kernel_ext::{errno::eopnotsupp, net::SkBuff};
 use kernel::{prelude::*, sync::Arc};
@@ -79,6 +79,16 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Port attributes (`query_port`); active speed and width are filled in
     /// from the netdev by ib_core's `ib_get_eth_speed` on Ethernet ports.
     fn query_port(dev: &Device<Self>, port: u32) -> Result<PortAttr>;
+    /// Changes the system image GUID or the node description
+    /// (`modify_device`; sysfs's `node_desc` writes the latter). On success
+    /// the adapter writes the node description into the device.
+    fn modify_device(_dev: &Device<Self>, _change: &DeviceChange) -> Result {
+        Err(eopnotsupp())
+    }
+    /// Changes `port`'s capability flags (`modify_port`).
+    fn modify_port(_dev: &Device<Self>, _port: u32, _change: &PortChange) -> Result {
+        Err(eopnotsupp())
+    }
     /// The P_Key at `index` of `port`.
     fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {
         Err(eopnotsupp())

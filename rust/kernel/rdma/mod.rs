@@ -98,6 +98,7 @@ mod removal;
 pub(crate) mod rxe_abi;
 mod srq;
 mod stats;
+mod sysfs;
 mod ucontext;
 mod udata;
 mod work;
@@ -366,6 +367,26 @@ impl PortAttr {
 
 /// `IB_PORT_CM_SUP`: the port supports connection management (rdma_cm).
 pub(crate) const PORT_CAP_CM_SUP: u32 = bindings::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
+
+/// What `modify_device` asks to change (`struct ib_device_modify`, by its
+/// mask); also how sysfs's `node_desc` is written.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DeviceChange {
+    /// A new system image GUID, big-endian, for `query_device` to report.
+    pub(crate) sys_image_guid: Option<[u8; 8]>,
+    /// A new node description, which the adapter writes into the device
+    /// once the driver has taken the change.
+    pub(crate) node_desc: Option<[u8; 64]>,
+}
+
+/// What `modify_port` asks to change (`struct ib_port_modify`, by its mask).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PortChange {
+    /// Capability bits (`IB_PORT_*_SUP`) to set, then to clear: ib_cm sets
+    /// and clears `IB_PORT_CM_SUP`.
+    pub(crate) set_cap: u32,
+    pub(crate) clr_cap: u32,
+}
 
 /// What never changes about a port.
 #[derive(Clone, Debug)]

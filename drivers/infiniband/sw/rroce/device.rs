@@ -18,11 +18,11 @@ use crate::kernel_ext::{
     msleep,
     net::{namespace::Net, NetDevice, SkBuff},
     rdma::{
-        self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceParams, Driver,
-        Global, KernelPages, KernelRecvWr, KernelSendWr, KernelWc, LinkLayer, MrKeys, Mtu, MwType,
-        NewLink, PhysState, PortAttr, PortEvent, PortImmutable, PortState, QpAttr, QpCaps,
-        QpChange, QpCqs, QpInit, QpNotifier, Qpn, Registry, Rkey, SrqAttr, SrqMask, SrqNotifier,
-        UData, UserContext, UserRegion,
+        self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceChange,
+        DeviceParams, Driver, Global, KernelPages, KernelRecvWr, KernelSendWr, KernelWc, LinkLayer,
+        MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortChange, PortEvent, PortImmutable,
+        PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, QpNotifier, Qpn, Registry, Rkey,
+        SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
     },
 };
 use crate::limits::{
@@ -78,8 +78,10 @@ pub(crate) struct RroceDevice {
     /// The port state last announced with an event, so a netdev event that
     /// changes nothing announces nothing.
     port_active: AtomicBool,
-    /// Node and system image GUID, from the netdev's MAC.
+    /// Node GUID, from the netdev's MAC.
     guid: [u8; 8],
+    /// What `modify_device` and `modify_port` change.
+    settings: Settings,
     /// Seals and checks the ICRC.
     crc: Crc32,
     /// The numbers of the kernel QPs posted to since they last ran, for
@@ -91,6 +93,22 @@ pub(crate) struct RroceDevice {
     ack_owed: AtomicU32,
     /// When (jiffies) the owed ACK came to be owed.
     ack_owed_since: AtomicU64,
+}
+
+/// The attributes of a device its users may change.
+struct Settings {
+    /// The system image GUID, big-endian: the node GUID until
+    /// `modify_device` sets another.
+    sys_image_guid: AtomicU64,
+    /// The port's capability flags: `IB_PORT_CM_SUP`, which ib_cm sets and
+    /// clears again, and what else `modify_port` set.
+    port_cap_flags: AtomicU32,
+}
+
+impl Settings {
+    fn sys_image_guid(&self) -> u64 {
+        self.sys_image_guid.load(Ordering::Relaxed)
+    }
 }
 
 /// How long an owed ACK may wait for the burst to end. A slow host (a
@@ -219,7 +237,7 @@ impl Driver for RroceDevice {
             return Err(EINVAL);
         }
         Ok(DeviceAttr {
-            sys_image_guid: dev.data().guid,
+            sys_image_guid: dev.data().settings.sys_image_guid().to_ne_bytes(),
             vendor_id: VENDOR_ID,
             device_cap_flags: rdma::DEVICE_CAP_MEM_WINDOW
                 | rdma::DEVICE_CAP_MEM_MGT_EXTENSIONS
@@ -280,9 +298,30 @@ impl Driver for RroceDevice {
             gid_tbl_len: GID_TABLE_LEN,
             pkey_tbl_len: 1,
             max_msg_sz: MAX_MSG_SIZE,
-            port_cap_flags: rdma::PORT_CAP_CM_SUP,
+            port_cap_flags: dev.data().settings.port_cap_flags.load(Ordering::Relaxed),
             max_vl_num: 1,
         })
+    }
+
+    fn modify_device(dev: &Device<Self>, change: &DeviceChange) -> Result {
+        // The node description is the adapter's to write.
+        if let Some(guid) = change.sys_image_guid {
+            let guid = u64::from_ne_bytes(guid);
+            dev.data()
+                .settings
+                .sys_image_guid
+                .store(guid, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn modify_port(dev: &Device<Self>, port: u32, change: &PortChange) -> Result {
+        check_port(port)?;
+        let flags = &dev.data().settings.port_cap_flags;
+        let _ = flags.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+            Some((f | change.set_cap) & !change.clr_cap)
+        });
+        Ok(())
     }
 
     fn query_pkey(_dev: &Device<Self>, port: u32, index: u16) -> Result<u16> {
@@ -621,6 +660,10 @@ impl NewLink for RroceDevice {
         let transport = TransportUse::new(devices, netdev)?;
         let guid = netdev.eui64();
         let (state, _) = Self::port_state(netdev);
+        let settings = Settings {
+            sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
+            port_cap_flags: AtomicU32::new(rdma::PORT_CAP_CM_SUP),
+        };
         devices.add(
             &DeviceParams {
                 name,
@@ -639,6 +682,7 @@ impl NewLink for RroceDevice {
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,
+                settings,
                 crc: Crc32::new(),
                 kicked: AtomicQueue::new(),
                 ack_owed: AtomicU32::new(NO_QP),

@@ -3,6 +3,7 @@
 //! The device-level callbacks: attributes of the device and its ports.
 
 use super::*;
+use crate::kernel_ext::errno::eopnotsupp;
 
 impl<T: Driver> Adapter<T> {
     /// # Safety
@@ -96,5 +97,74 @@ impl<T: Driver> Adapter<T> {
         _port: u32,
     ) -> bindings::rdma_link_layer {
         T::LINK_LAYER as bindings::rdma_link_layer
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    pub(super) unsafe extern "C" fn modify_device(
+        ib: *mut bindings::ib_device,
+        mask: ffi::c_int,
+        attr: *mut bindings::ib_device_modify,
+    ) -> ffi::c_int {
+        const GUID: u32 = bindings::ib_device_modify_flags_IB_DEVICE_MODIFY_SYS_IMAGE_GUID;
+        const DESC: u32 = bindings::ib_device_modify_flags_IB_DEVICE_MODIFY_NODE_DESC;
+        from_result(|| {
+            let mask = mask as u32;
+            if mask & !(GUID | DESC) != 0 {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: `attr` is valid for reads during the callback.
+            let attr = unsafe { &*attr };
+            let change = DeviceChange {
+                sys_image_guid: (mask & GUID != 0).then(|| attr.sys_image_guid.to_be_bytes()),
+                node_desc: (mask & DESC != 0).then_some(attr.node_desc),
+            };
+            // SAFETY: A callback of ours.
+            T::modify_device(unsafe { Self::device(ib) }, &change)?;
+            if let Some(desc) = change.node_desc {
+                // SAFETY: The device is ours and alive. As in C drivers,
+                // the bytes are written in place: sysfs and ib_mad read
+                // them as bytes, and see the old or the new description.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        desc.as_ptr(),
+                        core::ptr::addr_of_mut!((*ib).node_desc).cast::<u8>(),
+                        desc.len(),
+                    )
+                };
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices.
+    pub(super) unsafe extern "C" fn modify_port(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        mask: ffi::c_int,
+        attr: *mut bindings::ib_port_modify,
+    ) -> ffi::c_int {
+        const RESET_QKEY: u32 = bindings::ib_port_modify_flags_IB_PORT_RESET_QKEY_CNTR;
+        from_result(|| {
+            let mask = mask as u32;
+            // Shutting a port down or choosing its init type is not ours.
+            // Resetting the Q_Key violation counter has nothing to do:
+            // `PortAttr` reports none.
+            if mask & !RESET_QKEY != 0 {
+                return Err(eopnotsupp());
+            }
+            // SAFETY: `attr` is valid for reads during the callback.
+            let attr = unsafe { &*attr };
+            let change = PortChange {
+                set_cap: attr.set_port_cap_mask,
+                clr_cap: attr.clr_port_cap_mask,
+            };
+            // SAFETY: A callback of ours.
+            T::modify_port(unsafe { Self::device(ib) }, port, &change)?;
+            Ok(0)
+        })
     }
 }

@@ -30,8 +30,8 @@ use super::{
     stats,
     ucontext::UserContext,
     work::QpHandle,
-    Access, Av, CqAttr, Device, Driver, LinkLayer, MwType, QpChange, QpCqs, QpInit, UData,
-    UserRegion,
+    Access, Av, CqAttr, Device, DeviceChange, Driver, LinkLayer, MwType, PortChange, QpChange,
+    QpCqs, QpInit, UData, UserRegion,
 };
 use crate::bindings;
 use core::marker::PhantomData;

@@ -10,7 +10,7 @@
 vm_main 1
 
 require_cmd rdma ibv_devices ibv_devinfo ip
-ktap_plan 22
+ktap_plan 25
 modprobe -a ib_core ib_uverbs || ktap_skip_all "the RDMA core modules do not load"
 load_rroce
 ktap_result $? "insmod rroce.ko"
@@ -67,6 +67,21 @@ ip link set eth0 mtu 1500
 
 run rdma link show rroce0/1 && grep -q 'state ACTIVE physical_state LINK_UP netdev eth0' <<<"$RUN_OUTPUT"
 ktap_result $? "rdma link show: the link and its netdev"
+
+sysfs=/sys/class/infiniband/rroce0
+[ "$(cat $sysfs/parent)" = eth0 ]
+ktap_result $? "sysfs parent: eth0 ($(cat $sysfs/parent 2>&1))"
+
+# modify_device: ib_core's node_desc file writes through it.
+echo -n "rroce under test" >$sysfs/node_desc && [ "$(cat $sysfs/node_desc)" = "rroce under test" ]
+ktap_result $? "node_desc written and read back ($(cat $sysfs/node_desc 2>&1))"
+
+# modify_port: ib_cm sets IB_PORT_CM_SUP (0x10000) as it takes a device and
+# clears it as it lets go.
+cap_flags() { ibv_devinfo -v -d rroce0 | sed -n 's/^[[:space:]]*port_cap_flags:[[:space:]]*//p'; }
+modprobe ib_cm && modprobe -r ib_cm && without=$(cap_flags) && modprobe ib_cm && with=$(cap_flags)
+[ "$without" = 0x00000000 ] && [ "$with" = 0x00010000 ]
+ktap_result $? "ib_cm clears and sets CM_SUP through modify_port (${without:-?} without, ${with:-?} with)"
 
 # watch_events DEV: ibv_asyncwatch on DEV in the background, line-buffered
 # into /tmp/events.DEV, as a user process holding the device open; returns
