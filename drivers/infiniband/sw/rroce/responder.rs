@@ -497,17 +497,7 @@ fn atomic(
         .ext
         .atomic
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-    let (mr, offset) = mw::lookup_remote(
-        dev.keys(),
-        qp.for_mw(),
-        Rkey::new(a.rkey),
-        Access::REMOTE_ATOMIC,
-        a.va,
-        8,
-    )?;
-    if a.va % 8 != 0 {
-        return Err(Refusal::Nak(NakCode::InvalidRequest));
-    }
+    let (mr, offset) = atomic_target(dev, qp, a.rkey, Access::REMOTE_ATOMIC, a.va)?;
     let op = if pkt.headers.bth.opcode.operation() == Operation::CompareSwap {
         AtomicOp::CompareSwap {
             compare: a.compare,
@@ -541,22 +531,28 @@ fn atomic_write(
     if !qp_access.contains(Access::REMOTE_WRITE) {
         return Err(Refusal::Nak(NakCode::RemoteAccessError));
     }
-    let (mr, offset) = mw::lookup_remote(
-        dev.keys(),
-        qp.for_mw(),
-        Rkey::new(reth.rkey),
-        Access::REMOTE_WRITE,
-        reth.va,
-        8,
-    )?;
-    if reth.va % 8 != 0 {
-        return Err(Refusal::Nak(NakCode::InvalidRequest));
-    }
+    let (mr, offset) = atomic_target(dev, qp, reth.rkey, Access::REMOTE_WRITE, reth.va)?;
     // The value's bytes as the requester's memory held them, as the
     // C rxe stores them.
     let value = u64::from_ne_bytes(value);
     mr.atomic(offset, AtomicOp::StoreRelease { value })?;
     Ok(Done::Committed)
+}
+
+/// The 8 bytes at `va` that `rkey` must grant `access` to: the rkey and
+/// range first, then the alignment an atomic needs.
+fn atomic_target(
+    dev: &impl Services,
+    qp: &QpCore,
+    rkey: u32,
+    access: Access,
+    va: u64,
+) -> Result<(Arc<MrCore>, usize), Refusal> {
+    let target = mw::lookup_remote(dev.keys(), qp.for_mw(), Rkey::new(rkey), access, va, 8)?;
+    if va % 8 != 0 {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    }
+    Ok(target)
 }
 
 /// Makes the writes before a FLUSH visible, once the QP and the memory its
