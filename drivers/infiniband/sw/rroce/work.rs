@@ -9,7 +9,7 @@
 //! a ring element's SGEs or inline bytes, or a kernel consumer's memory.
 
 use crate::kernel_ext::rdma::{
-    Av, KernelOperands, KernelRecvWr, KernelSegs, KernelSendData, KernelSendWr, QpHandle,
+    wr_opcode, Av, KernelOperands, KernelRecvWr, KernelSegs, KernelSendData, KernelSendWr, QpHandle,
 };
 use crate::proto::{
     cqe,
@@ -69,7 +69,12 @@ impl SendWqe {
     /// A kernel consumer's send; `EINVAL` for an operation the driver does
     /// not know or a message longer than a work request can say.
     pub(crate) fn from_kernel(wr: KernelSendWr) -> Result<Self> {
-        let opcode = WrOpcode::from_raw(wr.opcode).ok_or(EINVAL)?;
+        // Fast registration is the kernel's alone: no ring element carries it.
+        let opcode = if wr.opcode == wr_opcode::REG_MR {
+            WrOpcode::RegMr
+        } else {
+            WrOpcode::from_raw(wr.opcode).ok_or(EINVAL)?
+        };
         let length = u32::try_from(wr.data.len()).map_err(|_| EINVAL)?;
         let data = match wr.data {
             KernelSendData::Inline(bytes) => SendData::Inline(bytes),

@@ -18,14 +18,22 @@
  *              as MPI_Put followed by MPI_Win_fence takes it to;
  *   read       an RDMA READ of the peer's source slot i % DEPTH (which holds
  *              message i % DEPTH from the start) into a local slot filled
- *              with 0xa5 before, checked when the READ completes.
+ *              with 0xa5 before, checked when the READ completes;
+ *   fetch-add  a fetch-and-add of 1 to the peer's counter, which only this
+ *              side adds to: the value fetched must be i, and once both
+ *              sides have all their completions, each checks that its own
+ *              counter is COUNT (an atomic sent again after a loss must be
+ *              answered from the responder's memory of it, not done twice).
+ *
+ * -p PSN starts both directions' PSNs at PSN (0x100 by default), e.g. just
+ * before the 24-bit wrap.
  *
  * Unlike ibv_rc_pingpong, neither side destroys its QP before the other has
  * all its completions (a last TCP exchange): over a lossy link, the ACK of
  * the last message may need a retransmission that only a live QP answers.
  *
- *   rc_stream [-o OP] DEVICE PORT COUNT SIZE            serve, on TCP PORT
- *   rc_stream [-o OP] DEVICE PORT COUNT SIZE SERVER     connect to SERVER
+ *   rc_stream [-o OP] [-p PSN] DEVICE PORT COUNT SIZE         serve, on TCP PORT
+ *   rc_stream [-o OP] [-p PSN] DEVICE PORT COUNT SIZE SERVER  connect to SERVER
  *
  * Both sides use the device's RoCE v2 GID of an IPv4 address, MTU 1024,
  * timeout 14 and retry_cnt 7. A side that sees no completion for 60 s gives
@@ -49,7 +57,7 @@
 #define SLOTS (2 * DEPTH)
 #define IDLE_S 60
 
-enum op { OP_SEND, OP_WRITE_IMM, OP_WRITE, OP_READ };
+enum op { OP_SEND, OP_WRITE_IMM, OP_WRITE, OP_READ, OP_FETCH_ADD };
 
 struct endpoint {
 	uint32_t qpn;
@@ -60,12 +68,14 @@ struct endpoint {
 
 /*
  * The registered buffer: the send slots (in read mode, the source slots the
- * peer reads), then the receive slots (in read mode, where READs land).
+ * peer reads), then the receive slots (in read mode, where READs land, in
+ * fetch-add mode the values fetched), then the counter the peer adds to.
  */
 struct slots {
 	struct ibv_mr *mr;
 	uint8_t *send;
 	uint8_t *recv;
+	uint64_t *counter;
 	size_t size;
 };
 
@@ -144,6 +154,18 @@ static int intact(const uint8_t *buf, uint64_t msg, size_t size, uint32_t byte_l
 	return 1;
 }
 
+/* Whether the fetch-and-add of message @msg fetched @msg; says why not. */
+static int fetched(const uint8_t *at, uint64_t msg)
+{
+	uint64_t got;
+
+	memcpy(&got, at, sizeof(got));
+	if (got != msg)
+		printf("# fetch-and-add %llu fetched %#llx\n", (unsigned long long)msg,
+		       (unsigned long long)got);
+	return got == msg;
+}
+
 static int post_recv(struct ibv_qp *qp, const struct slots *b, int slot)
 {
 	struct ibv_sge sge = { (uintptr_t)(b->recv + slot * b->size), b->size, b->mr->lkey };
@@ -156,7 +178,8 @@ static int post_recv(struct ibv_qp *qp, const struct slots *b, int slot)
 static int post_send(struct ibv_qp *qp, const struct slots *b, enum op op,
 		     const struct endpoint *peer, uint64_t msg)
 {
-	uint8_t *at = (op == OP_READ ? b->recv : b->send) + (msg % DEPTH) * b->size;
+	uint8_t *at = (op == OP_READ || op == OP_FETCH_ADD ? b->recv : b->send) +
+		      (msg % DEPTH) * b->size;
 	struct ibv_sge sge = { (uintptr_t)at, b->size, b->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = DEPTH + msg % DEPTH, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -166,6 +189,14 @@ static int post_send(struct ibv_qp *qp, const struct slots *b, enum op op,
 		wr.imm_data = htonl((uint32_t)msg);
 		wr.wr.rdma.remote_addr = peer->addr + DEPTH * b->size + (msg % SLOTS) * b->size;
 		wr.wr.rdma.rkey = peer->rkey;
+	} else if (op == OP_FETCH_ADD) {
+		sge.length = sizeof(uint64_t);
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = peer->addr + ((uint8_t *)b->counter - b->send);
+		wr.wr.atomic.compare_add = 1;
+		wr.wr.atomic.rkey = peer->rkey;
+		memset(at, 0xa5, sizeof(uint64_t));
+		return !ibv_post_send(qp, &wr, &bad);
 	} else if (op == OP_READ) {
 		wr.opcode = IBV_WR_RDMA_READ;
 		wr.wr.rdma.remote_addr = peer->addr + (msg % DEPTH) * b->size;
@@ -204,7 +235,7 @@ int main(int argc, char **argv)
 	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
-	static const char *const ops[] = { "send", "write-imm", "write", "read" };
+	static const char *const ops[] = { "send", "write-imm", "write", "read", "fetch-add" };
 	uint64_t count, sent = 0, done = 0, received = 0;
 	struct endpoint me = { 0 }, peer;
 	struct ibv_context *ctx;
@@ -215,19 +246,24 @@ int main(int argc, char **argv)
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
 	int fd, gid_index, ok, opt;
+	size_t counter_at;
 	char bye = 1;
 
-	while ((opt = getopt(argc, argv, "o:")) != -1) {
-		for (op = OP_SEND; opt == 'o' && op <= OP_READ && strcmp(optarg, ops[op]); op++)
+	while ((opt = getopt(argc, argv, "o:p:")) != -1) {
+		if (opt == 'p') {
+			first_psn = strtoul(optarg, NULL, 0) & 0xffffff;
+			continue;
+		}
+		for (op = OP_SEND; opt == 'o' && op <= OP_FETCH_ADD && strcmp(optarg, ops[op]); op++)
 			;
-		if (opt != 'o' || op > OP_READ)
+		if (opt != 'o' || op > OP_FETCH_ADD)
 			argc = 0;
 	}
 	argv += optind;
 	argc -= optind;
 	if (argc < 4 || atoi(argv[3]) < 8) {
-		fprintf(stderr, "usage: rc_stream [-o send|write-imm|write|read] DEVICE PORT COUNT SIZE [SERVER]"
-			" (SIZE >= 8)\n");
+		fprintf(stderr, "usage: rc_stream [-o send|write-imm|write|read|fetch-add] [-p PSN]"
+			" DEVICE PORT COUNT SIZE [SERVER] (SIZE >= 8)\n");
 		return 2;
 	}
 	count = strtoull(argv[2], NULL, 0);
@@ -238,11 +274,14 @@ int main(int argc, char **argv)
 	cq = pd ? ibv_create_cq(ctx, 2 * DEPTH, NULL, NULL, 0) : NULL;
 	init.send_cq = init.recv_cq = cq;
 	qp = cq ? ibv_create_qp(pd, &init) : NULL;
-	b.send = calloc(DEPTH + SLOTS, b.size);
+	/* The counter after the slots, 8-byte aligned as atomics want. */
+	counter_at = ((DEPTH + SLOTS) * b.size + 7) & ~(size_t)7;
+	b.send = calloc(counter_at + sizeof(uint64_t), 1);
 	b.recv = b.send + DEPTH * b.size;
-	b.mr = qp && b.send ? ibv_reg_mr(pd, b.send, (DEPTH + SLOTS) * b.size,
+	b.counter = (uint64_t *)(b.send + counter_at);
+	b.mr = qp && b.send ? ibv_reg_mr(pd, b.send, counter_at + sizeof(uint64_t),
 					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-					 IBV_ACCESS_REMOTE_READ) : NULL;
+					 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) : NULL;
 	if (!b.mr || gid_index < 0) {
 		printf("# setting up %s failed\n", argv[0]);
 		return 1;
@@ -266,7 +305,7 @@ int main(int argc, char **argv)
 	}
 
 	/* Nothing comes into a receive. */
-	if (op == OP_WRITE || op == OP_READ)
+	if (op == OP_WRITE || op == OP_READ || op == OP_FETCH_ADD)
 		received = count;
 	start = idle = now();
 	while (ok && (done < count || received < count)) {
@@ -299,6 +338,9 @@ int main(int argc, char **argv)
 				ok = intact(b.recv + (done % DEPTH) * b.size, done % DEPTH, b.size,
 					    wc[i].byte_len);
 				done++;
+			} else if (op == OP_FETCH_ADD) {
+				ok = fetched(b.recv + (done % DEPTH) * b.size, done);
+				done++;
 			} else {
 				done++;
 			}
@@ -309,6 +351,11 @@ int main(int argc, char **argv)
 	for (uint64_t msg = count > SLOTS ? count - SLOTS : 0; ok && op == OP_WRITE && msg < count;
 	     msg++)
 		ok = intact(b.recv + (msg % SLOTS) * b.size, msg, b.size, b.size);
+	if (ok && op == OP_FETCH_ADD && *b.counter != count) {
+		printf("# the peer's adds left the counter at %llu, not %llu\n",
+		       (unsigned long long)*b.counter, (unsigned long long)count);
+		ok = 0;
+	}
 	if (ok)
 		printf("%llu messages of %zu bytes each way in %.2f s: all intact, in order, once\n",
 		       (unsigned long long)count, b.size, now() - start);

@@ -91,6 +91,9 @@ static inline int ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
 	return -1;
 }
 
+/* The first PSN each side sends and expects; a test may move it (to the wrap). */
+static uint32_t first_psn = 0x100;
+
 /* Takes an RC QP to RTR, talking to @dest_qpn at @gid (index @gid_index), MTU 1024. */
 static inline int rc_ready_to_receive(struct ibv_qp *qp, uint32_t dest_qpn,
 				      const union ibv_gid *gid, int gid_index)
@@ -99,7 +102,7 @@ static inline int rc_ready_to_receive(struct ibv_qp *qp, uint32_t dest_qpn,
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC,
-		.path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn, .rq_psn = 0x100,
+		.path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn, .rq_psn = first_psn,
 		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
 		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = *gid,
 			     .sgid_index = gid_index, .hop_limit = 64 } },
@@ -123,7 +126,7 @@ static inline int rc_ready_to_send(struct ibv_qp *qp, uint8_t timeout, uint8_t r
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTS, .timeout = timeout, .retry_cnt = retry_cnt,
-		.rnr_retry = 7, .sq_psn = 0x100, .max_rd_atomic = 16,
+		.rnr_retry = 7, .sq_psn = first_psn, .max_rd_atomic = 16,
 	};
 	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
