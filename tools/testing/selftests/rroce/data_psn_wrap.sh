@@ -1,14 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# RC traffic across the 24-bit PSN wrap, both ways between the VMs: every
+# RC and UC traffic across the 24-bit PSN wrap, both ways between the VMs,
+# every byte and every fetched value checked (rc_stream.c). On RC every
 # rc_stream mode (SEND, WRITE with and without immediate, READ,
-# fetch-and-add) starts both directions at PSN 0xffff00, 256 PSNs before
-# the wrap, and goes on far past it, every byte and every fetched value
-# checked (rc_stream.c). Then SENDs, READs and fetch-and-adds again over a
-# link that loses, reorders and duplicates packets, so that the sender
-# rewinds, READs are asked again and atomics are answered from the
-# responder's memory across the wrap. VM 1 serves, VM 2 connects.
+# fetch-and-add) starts both directions just before the wrap and goes on
+# far past it, with a 4-packet message (and READ) whose PSNs straddle it;
+# then SENDs, READs and fetch-and-adds again over a link that loses,
+# reorders and duplicates packets, so that the sender rewinds, READs are
+# asked again and atomics are answered from the responder's memory across
+# the wrap. On UC, which has no retransmission, a message lost at the wrap
+# fails the run: 16 SENDs and 16 WRITEs with immediate (what the receiver
+# has posted: nothing paces a UC sender) straddle it, each checked as its
+# receive completes. (UC WRITEs without immediate cannot be checked: with
+# no ACK, the writer cannot tell when they have landed.) VM 1 serves, VM 2
+# connects.
 
 . "$(dirname "$0")/lib.sh"
 in_vm || build_prog rc_stream -libverbs
@@ -16,12 +22,15 @@ vm_main 2 "$PROG"
 rc_stream=$1
 
 require_cmd tc rdma
-ktap_plan 11
+ktap_plan 13
 
-# 300 messages of 4 KiB take 1200 PSNs each way (READ responses too), 300
-# fetch-and-adds 300: each run goes well past the wrap from 0xffff00.
-FIRST_PSN=0xffff00
-INTACT="^300 messages of 4096 bytes each way .*: all intact, in order, once"
+# From 0xfffe02, 4 KiB messages (4 packets of MTU 1024) take PSNs
+# 0xfffe02 + 4k..: message 127 takes 0xfffffe to 0x000001. 300 of them
+# take 1200 PSNs each way; 300 fetch-and-adds take 300, so they start at
+# 0xffff00.
+STRADDLE=0xfffe02
+ATOMIC_PSN=0xffff00
+intact() { echo "^$1 messages of 4096 bytes each way .*: all intact, in order, once"; }
 BAD_LINK="delay 1ms reorder 10% 50% loss 3% duplicate 1%"
 
 modprobe sch_netem || ktap_skip_all "no sch_netem"
@@ -29,19 +38,29 @@ driver_up rroce
 ktap_result $? "rroce0 on eth0"
 
 port=18515
-for op in send write-imm write read fetch-add; do
-	pair "rc_stream -o $op from PSN $FIRST_PSN" $port "$INTACT" \
-		"$rc_stream" -o $op -p $FIRST_PSN rroce0 $port 300 4096
+# stream NAME PSN COUNT ARGS...: one rc_stream pair, from PSN.
+stream() {
+	local name=$1 psn=$2 count=$3
+	shift 3
+	pair "$name from PSN $psn" $port "$(intact $count)" \
+		"$rc_stream" -p $psn "$@" rroce0 $port $count 4096
 	port=$((port + 1))
+}
+
+for op in send write-imm write read; do
+	stream "RC $op" $STRADDLE 300 -o $op
+done
+stream "RC fetch-add" $ATOMIC_PSN 300 -o fetch-add
+# UC: message 3 takes 0xfffffe to 0x000001.
+for op in send write-imm; do
+	stream "UC $op" 0xfffff2 16 -t uc -o $op
 done
 
 tc qdisc add dev eth0 root netem $BAD_LINK
 ktap_result $? "eth0: netem $BAD_LINK"
-for op in send read fetch-add; do
-	PAIR_TIMEOUT=240 pair "rc_stream -o $op from PSN $FIRST_PSN over the bad link" $port \
-		"$INTACT" "$rc_stream" -o $op -p $FIRST_PSN rroce0 $port 300 4096
-	port=$((port + 1))
-done
+PAIR_TIMEOUT=240 stream "RC send over the bad link" $STRADDLE 300 -o send
+PAIR_TIMEOUT=240 stream "RC read over the bad link" $STRADDLE 300 -o read
+PAIR_TIMEOUT=240 stream "RC fetch-add over the bad link" $ATOMIC_PSN 300 -o fetch-add
 tc qdisc del dev eth0 root
 stats=$(link_stats rroce0)
 echo "# $stats"

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC traffic both ways between two hosts, every byte checked: each side sends
- * COUNT messages of SIZE bytes, up to DEPTH at a time, and checks that the
- * messages it receives are the peer's, in order, each once and intact. Message
- * i carries i in its first 8 bytes and a pattern of i in the rest, so a lost,
- * repeated, reordered or corrupted message is told apart.
+ * RC (or UC) traffic both ways between two hosts, every byte checked: each
+ * side sends COUNT messages of SIZE bytes, up to DEPTH at a time, and checks
+ * that the messages it receives are the peer's, in order, each once and
+ * intact. Message i carries i in its first 8 bytes and a pattern of i in the
+ * rest, so a lost, repeated, reordered or corrupted message is told apart.
  *
  * -o OP picks how a message travels:
  *   send       a SEND into one of the peer's posted receives (the default);
@@ -26,14 +26,17 @@
  *              answered from the responder's memory of it, not done twice).
  *
  * -p PSN starts both directions' PSNs at PSN (0x100 by default), e.g. just
- * before the 24-bit wrap.
+ * before the 24-bit wrap. -t uc uses a UC QP (send, write-imm and write
+ * only): with no retransmission, a lost or dropped message fails the run,
+ * and as nothing paces the sender by the receives the peer has posted,
+ * COUNT must not exceed 16 for send and write-imm.
  *
  * Unlike ibv_rc_pingpong, neither side destroys its QP before the other has
  * all its completions (a last TCP exchange): over a lossy link, the ACK of
  * the last message may need a retransmission that only a live QP answers.
  *
- *   rc_stream [-o OP] [-p PSN] DEVICE PORT COUNT SIZE         serve, on TCP PORT
- *   rc_stream [-o OP] [-p PSN] DEVICE PORT COUNT SIZE SERVER  connect to SERVER
+ *   rc_stream [-o OP] [-p PSN] [-t uc] DEVICE PORT COUNT SIZE         serve, on TCP PORT
+ *   rc_stream [-o OP] [-p PSN] [-t uc] DEVICE PORT COUNT SIZE SERVER  connect to SERVER
  *
  * Both sides use the device's RoCE v2 GID of an IPv4 address, MTU 1024,
  * timeout 14 and retry_cnt 7. A side that sees no completion for 60 s gives
@@ -249,9 +252,13 @@ int main(int argc, char **argv)
 	size_t counter_at;
 	char bye = 1;
 
-	while ((opt = getopt(argc, argv, "o:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "o:p:t:")) != -1) {
 		if (opt == 'p') {
 			first_psn = strtoul(optarg, NULL, 0) & 0xffffff;
+			continue;
+		}
+		if (opt == 't') {
+			init.qp_type = strcmp(optarg, "uc") ? IBV_QPT_RC : IBV_QPT_UC;
 			continue;
 		}
 		for (op = OP_SEND; opt == 'o' && op <= OP_FETCH_ADD && strcmp(optarg, ops[op]); op++)
@@ -261,9 +268,11 @@ int main(int argc, char **argv)
 	}
 	argv += optind;
 	argc -= optind;
-	if (argc < 4 || atoi(argv[3]) < 8) {
+	if (argc < 4 || atoi(argv[3]) < 8 ||
+	    (init.qp_type == IBV_QPT_UC && (op == OP_READ || op == OP_FETCH_ADD))) {
 		fprintf(stderr, "usage: rc_stream [-o send|write-imm|write|read|fetch-add] [-p PSN]"
-			" DEVICE PORT COUNT SIZE [SERVER] (SIZE >= 8)\n");
+			" [-t uc] DEVICE PORT COUNT SIZE [SERVER] (SIZE >= 8; UC: no read,"
+			" fetch-add)\n");
 		return 2;
 	}
 	count = strtoull(argv[2], NULL, 0);

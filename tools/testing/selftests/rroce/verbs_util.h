@@ -94,7 +94,10 @@ static inline int ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
 /* The first PSN each side sends and expects; a test may move it (to the wrap). */
 static uint32_t first_psn = 0x100;
 
-/* Takes an RC QP to RTR, talking to @dest_qpn at @gid (index @gid_index), MTU 1024. */
+/*
+ * Takes an RC or UC QP to RTR, talking to @dest_qpn at @gid (index
+ * @gid_index), MTU 1024.
+ */
 static inline int rc_ready_to_receive(struct ibv_qp *qp, uint32_t dest_qpn,
 				      const union ibv_gid *gid, int gid_index)
 {
@@ -107,29 +110,34 @@ static inline int rc_ready_to_receive(struct ibv_qp *qp, uint32_t dest_qpn,
 		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = *gid,
 			     .sgid_index = gid_index, .hop_limit = 64 } },
 	};
+	/* UC has no READs, atomics or RNR NAKs. */
+	int rc_only = qp->qp_type == IBV_QPT_RC ?
+		      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0;
 	int err;
 
+	if (qp->qp_type == IBV_QPT_UC)
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
 	/* Each transition reads only the attributes of its mask. */
 	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			    IBV_QP_ACCESS_FLAGS);
 	a.qp_state = IBV_QPS_RTR;
 	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | rc_only);
 	if (err)
 		printf("# QP %u to RTR: %s\n", qp->qp_num, strerror(err));
 	return !err;
 }
 
-/* Takes an RC QP from RTR to RTS. */
+/* Takes an RC or UC QP from RTR to RTS (UC takes only the PSN). */
 static inline int rc_ready_to_send(struct ibv_qp *qp, uint8_t timeout, uint8_t retry_cnt)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTS, .timeout = timeout, .retry_cnt = retry_cnt,
 		.rnr_retry = 7, .sq_psn = first_psn, .max_rd_atomic = 16,
 	};
-	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	int rc_only = qp->qp_type == IBV_QPT_RC ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0;
+	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | rc_only);
 
 	if (err)
 		printf("# QP %u to RTS: %s\n", qp->qp_num, strerror(err));
