@@ -6,7 +6,8 @@
 # every one; when mckey ends, VM 1's eth0 has left the group. First both on
 # rroce, then rxe receiving from rroce. rdma_cm joins RoCE v2 groups of
 # IPv4 addresses only: an IPv6 group is attached to through libibverbs
-# (mcast.c), with the same checks, rroce to rroce. (rxe 6.12 as the sender
+# (mcast.c), with the same checks, rroce to rroce; its sender starts 8 PSNs
+# before the 24-bit wrap, so UD crosses it too. (rxe 6.12 as the sender
 # put 1 of 20 datagrams on the wire, to rxe as to rroce; as an IPv6
 # receiver it only adds the group's MAC address, never joins the group
 # (MLD), and received none: those directions are not tested.)

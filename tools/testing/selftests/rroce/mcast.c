@@ -55,7 +55,8 @@ static struct ibv_qp *ud_qp(struct ibv_pd *pd, struct ibv_cq *cq, int depth)
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
 		return NULL;
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
+	/* A few PSNs before the 24-bit wrap: every sender's run crosses it. */
+	a.sq_psn = 0xfffff8;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
 		return NULL;
 	return qp;
