@@ -62,7 +62,10 @@ pub(crate) fn new_pool() -> impl PinInit<Pool<QpCore>, Error> {
     Pool::new(FIRST_QPN, LAST_QPN)
 }
 
-/// A queue pair, as ib_core holds it.
+/// A queue pair, as ib_core holds it: the verbs' handle, from `create_qp`
+/// until [`Qp::destroy`] consumes it, so no verb meets a destroyed QP.
+/// What may outlive it (a packet being handled, the timer, the kick list)
+/// holds the [`QpCore`], whose state is gone by then.
 pub(crate) struct Qp {
     core: Arc<QpCore>,
 }
