@@ -13,8 +13,9 @@
 # fails the run: 16 SENDs and 16 WRITEs with immediate (what the receiver
 # has posted: nothing paces a UC sender) straddle it, each checked as its
 # receive completes. (UC WRITEs without immediate cannot be checked: with
-# no ACK, the writer cannot tell when they have landed.) VM 1 serves, VM 2
-# connects.
+# no ACK, the writer cannot tell when they have landed.) Then RC SEND, READ
+# and fetch-and-add and UC SEND between rroce and rdma_rxe, each way. VM 1
+# serves, VM 2 connects.
 
 . "$(dirname "$0")/lib.sh"
 in_vm || build_prog rc_stream -libverbs
@@ -22,7 +23,7 @@ vm_main 2 "$PROG"
 rc_stream=$1
 
 require_cmd tc rdma
-ktap_plan 13
+ktap_plan 23
 
 # From 0xfffe02, 4 KiB messages (4 packets of MTU 1024) take PSNs
 # 0xfffe02 + 4k..: message 127 takes 0xfffffe to 0x000001. 300 of them
@@ -68,4 +69,28 @@ echo "# $stats"
 	$(stat_value duplicate_request "$stats"))) -gt 0 ]
 ktap_result $? "the bad link made the sender recover across the wrap"
 driver_down rroce
+vm_signal unloaded && vm_wait unloaded
+
+# interop VM1 VM2: rroce and rdma_rxe on each side of the wrap.
+interop() {
+	local mine=$1
+	[ "$RROCE_VM" = 2 ] && mine=$2
+	driver_up $mine
+	ktap_result $? "$DEV on eth0 (vm1: $1, vm2: $2)"
+	local op psn
+	for op in send read fetch-add; do
+		psn=$STRADDLE
+		[ $op = fetch-add ] && psn=$ATOMIC_PSN
+		pair "RC $op $1-$2 from PSN $psn" $port "$(intact 300)" \
+			"$rc_stream" -p $psn -o $op $DEV $port 300 4096
+		port=$((port + 1))
+	done
+	pair "UC send $1-$2 from PSN 0xfffff2" $port "$(intact 16)" \
+		"$rc_stream" -p 0xfffff2 -t uc -o send $DEV $port 16 4096
+	port=$((port + 1))
+	driver_down $mine
+	vm_signal "unloaded.$1-$2" && vm_wait "unloaded.$1-$2"
+}
+interop rroce rxe
+interop rxe rroce
 ktap_finish
