@@ -8,9 +8,9 @@
 use super::{
     srq::{SrqAttr, SrqMask},
     work::{KernelRecvWr, KernelSendWr, KernelWc, QpHandle},
-    Access, Av, CqNotifier, Device, DeviceAttr, DeviceChange, KernelPages, LinkLayer, Lkey, MwType,
-    PortAttr, PortChange, PortImmutable, QpAttr, QpCaps, QpChange, QpInit, QpNotifier, Qpn, Rkey,
-    SrqNotifier, UData, UserContext,
+    Access, Av, CqNotifier, Device, DeviceAttr, DeviceChange, KernelPages, LinkLayer, Lkey,
+    MadAnswer, MwType, PortAttr, PortChange, PortImmutable, QpAttr, QpCaps, QpChange, QpInit,
+    QpNotifier, Qpn, Rkey, SrqNotifier, UData, UserContext, MAD_SIZE,
 };
 use crate::kernel_ext::{errno::eopnotsupp, net::SkBuff};
 use kernel::{prelude::*, sync::Arc};
@@ -88,6 +88,19 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Changes `port`'s capability flags (`modify_port`).
     fn modify_port(_dev: &Device<Self>, _port: u32, _change: &PortChange) -> Result {
         Err(eopnotsupp())
+    }
+    /// Answers the management datagram `request` for `port` into `reply`
+    /// (`process_mad`). ib_core's sysfs asks for each file of
+    /// `ports/N/counters/` with a Performance Management `Get`, and with
+    /// this op the directory exists; the MAD layer also offers the driver
+    /// every MAD its GSI QP receives before its agents see it.
+    fn process_mad(
+        _dev: &Device<Self>,
+        _port: u32,
+        _request: &[u8; MAD_SIZE],
+        _reply: &mut [u8; MAD_SIZE],
+    ) -> MadAnswer {
+        MadAnswer::Pass
     }
     /// The P_Key at `index` of `port`.
     fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {

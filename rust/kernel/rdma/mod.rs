@@ -388,6 +388,19 @@ pub(crate) struct PortChange {
     pub(crate) clr_cap: u32,
 }
 
+/// A management datagram's size (`struct ib_mad`): the common header and
+/// the class's data.
+pub(crate) const MAD_SIZE: usize = 256;
+
+/// What a driver did with a management datagram ([`Driver::process_mad`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MadAnswer {
+    /// Not the driver's: the MAD layer hands it to its agents.
+    Pass,
+    /// The reply is written; it goes back to whoever asked.
+    Reply,
+}
+
 /// What never changes about a port.
 #[derive(Clone, Debug)]
 pub(crate) struct PortImmutable {

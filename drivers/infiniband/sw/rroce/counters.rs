@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's counters, which `rdma statistic show link rroce0/1` shows:
-//! packets, the protocol's recovery events, and drops by reason.
+//! packets, the protocol's recovery events, drops by reason, and bytes.
+//! The Performance Management agent reports the port's share of them.
 
+use crate::proto::pma::PortCounts;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{c_str, prelude::*};
 
@@ -28,6 +30,12 @@ pub(crate) enum Counter {
     DropBadState,
     DropBacklog,
     SendErr,
+    /// Bytes of the IP datagrams sent and received.
+    SentBytes,
+    RcvdBytes,
+    /// Packets to and from multicast groups.
+    SentMcastPkts,
+    RcvdMcastPkts,
 }
 
 /// The counters' names, as `rdma statistic` prints them.
@@ -50,9 +58,13 @@ pub(crate) const NAMES: &[&CStr] = &[
     c_str!("drop_bad_state"),
     c_str!("drop_backlog"),
     c_str!("send_err"),
+    c_str!("sent_bytes"),
+    c_str!("rcvd_bytes"),
+    c_str!("sent_mcast_pkts"),
+    c_str!("rcvd_mcast_pkts"),
 ];
 
-const COUNT: usize = Counter::SendErr as usize + 1;
+const COUNT: usize = Counter::RcvdMcastPkts as usize + 1;
 const _: () = assert!(NAMES.len() == COUNT);
 
 /// One device's counters.
@@ -66,7 +78,30 @@ impl Counters {
 
     /// Counts one `c`.
     pub(crate) fn inc(&self, c: Counter) {
-        self.0[c as usize].fetch_add(1, Ordering::Relaxed);
+        self.add(c, 1);
+    }
+
+    /// Counts `n` more `c`.
+    pub(crate) fn add(&self, c: Counter, n: u64) {
+        self.0[c as usize].fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn get(&self, c: Counter) -> u64 {
+        self.0[c as usize].load(Ordering::Relaxed)
+    }
+
+    /// What the Performance Management agent reports of the port.
+    pub(crate) fn port_counts(&self) -> PortCounts {
+        PortCounts {
+            xmit_bytes: self.get(Counter::SentBytes),
+            rcv_bytes: self.get(Counter::RcvdBytes),
+            xmit_packets: self.get(Counter::SentPkts),
+            rcv_packets: self.get(Counter::RcvdPkts),
+            xmit_multicast: self.get(Counter::SentMcastPkts),
+            rcv_multicast: self.get(Counter::RcvdMcastPkts),
+            rcv_errors: self.get(Counter::DropBadIcrc) + self.get(Counter::DropBadHeader),
+            xmit_discards: self.get(Counter::SendErr),
+        }
     }
 
     /// The values, in the order of [`NAMES`].

@@ -20,9 +20,9 @@ use crate::kernel_ext::{
     rdma::{
         self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceChange,
         DeviceParams, Driver, Global, KernelPages, KernelRecvWr, KernelSendWr, KernelWc, LinkLayer,
-        MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortChange, PortEvent, PortImmutable,
-        PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, QpNotifier, Qpn, Registry, Rkey,
-        SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
+        MadAnswer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortChange, PortEvent,
+        PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, QpNotifier, Qpn,
+        Registry, Rkey, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion, MAD_SIZE,
     },
 };
 use crate::limits::{
@@ -33,8 +33,8 @@ use crate::mcast::{Groups, Members, MULTICAST_QPN};
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
 use crate::pool::{PdNum, Pool};
-use crate::proto::ip;
 use crate::proto::packet::Headers;
+use crate::proto::{ip, pma};
 use crate::qp::{self, Qp};
 use crate::qp_core::QpCore;
 use crate::srq::Srq;
@@ -324,6 +324,22 @@ impl Driver for RroceDevice {
         Ok(())
     }
 
+    /// The port's Performance Management agent; every other MAD is the MAD
+    /// layer's.
+    fn process_mad(
+        dev: &Device<Self>,
+        port: u32,
+        request: &[u8; MAD_SIZE],
+        reply: &mut [u8; MAD_SIZE],
+    ) -> MadAnswer {
+        let counts = || dev.data().counters.port_counts();
+        if port == PORT && pma::answer(request, PORT as u8, counts, reply) {
+            MadAnswer::Reply
+        } else {
+            MadAnswer::Pass
+        }
+    }
+
     fn query_pkey(_dev: &Device<Self>, port: u32, index: u16) -> Result<u16> {
         check_port(port)?;
         if index != 0 {
@@ -505,12 +521,15 @@ impl Driver for RroceDevice {
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         let data = dev.data();
         data.count(Counter::RcvdPkts);
+        let bytes = skb.ip_header().len() + skb.data().len();
+        data.counters.add(Counter::RcvdBytes, bytes as u64);
         let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
             Ok(parsed) => parsed,
             Err(drop) => return data.count(drop),
         };
         let dest_qpn = pkt.headers.bth.dest_qpn;
         if dest_qpn == MULTICAST_QPN {
+            data.count(Counter::RcvdMcastPkts);
             // Every QP attached to the group gets the datagram; each checks
             // it as its own (type, Q_Key).
             let members = ip::destination_gid(ip).map(|gid| data.mcast.members(&gid));
@@ -615,7 +634,21 @@ impl Services for Device<RroceDevice> {
         payload_len: usize,
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result {
-        xmit::send(self, &self.data().crc, av, flow, headers, payload_len, fill)
+        let data = self.data();
+        match xmit::send(self, &data.crc, av, flow, headers, payload_len, fill) {
+            Ok(bytes) => {
+                data.count(Counter::SentPkts);
+                data.counters.add(Counter::SentBytes, bytes as u64);
+                if ip::is_multicast(&av.dgid) {
+                    data.count(Counter::SentMcastPkts);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                data.count(Counter::SendErr);
+                Err(e)
+            }
+        }
     }
 
     fn kick(&self, qpn: Qpn) -> Result {

@@ -32,7 +32,8 @@ pub(crate) trait Services {
     fn netdev(&self) -> Option<ARef<NetDevice>>;
 
     /// Sends one packet of `flow` to `av`, with `headers` and a payload of
-    /// `payload_len` bytes, which `fill` appends.
+    /// `payload_len` bytes, which `fill` appends, and counts it as sent or
+    /// as a send error.
     fn transmit(
         &self,
         av: &Av,

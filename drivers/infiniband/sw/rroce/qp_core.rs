@@ -8,7 +8,6 @@
 //! responder, sits above this file, and the QP verbs that run them above
 //! those (`qp.rs`).
 
-use crate::counters::Counter;
 use crate::cq::CqCore;
 use crate::device_services::Services;
 use crate::kernel_ext::fill::Fill;
@@ -110,7 +109,7 @@ impl QpCore {
     }
 
     /// Sends a packet to `av`; a failure is a lost packet, which the
-    /// requester's timer recovers from.
+    /// requester's timer recovers from, and the device counts it.
     pub(crate) fn send(
         &self,
         dev: &impl Services,
@@ -119,11 +118,7 @@ impl QpCore {
         payload_len: usize,
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) {
-        let counter = match dev.transmit(av, &self.flow, headers, payload_len, fill) {
-            Ok(()) => Counter::SentPkts,
-            Err(_) => Counter::SendErr,
-        };
-        dev.count(counter);
+        let _ = dev.transmit(av, &self.flow, headers, payload_len, fill);
     }
 
     /// The send queue's consumer index moved to `head`: a request is done

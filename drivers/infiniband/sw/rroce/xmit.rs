@@ -42,6 +42,7 @@ impl Flow {
 
 /// Sends one packet of `flow` to `av` with `headers` and a payload of
 /// `payload_len` bytes, which `fill` appends, sealed with an ICRC by `crc`.
+/// Returns the length of the IP datagram sent.
 pub(crate) fn send<T: Driver, E: From<Error>>(
     dev: &Device<T>,
     crc: &Crc32,
@@ -50,7 +51,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     mut headers: Headers,
     payload_len: usize,
     fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<usize, E> {
     let opcode = headers.bth.opcode;
     let len = packet_len(opcode, payload_len).ok_or(EINVAL)?;
     let pad = pad_len(payload_len);
@@ -83,6 +84,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
         Ok(())
     })?;
     seal(crc, &mut skb, ip.len())?;
+    let sent = skb.data().len();
     match route {
         Route::Out => {
             // A full queue drops the packet; the sender's timer recovers.
@@ -93,7 +95,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
             dev.deliver_local(skb);
         }
     }
-    Ok(())
+    Ok(sent)
 }
 
 /// Writes the ICRC over the packet, whose data starts at an IP header of

@@ -167,4 +167,41 @@ impl<T: Driver> Adapter<T> {
             Ok(0)
         })
     }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for one of our devices:
+    /// `in_mad` and `out_mad` are whole, distinct `struct ib_mad`s.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe extern "C" fn process_mad(
+        ib: *mut bindings::ib_device,
+        _flags: ffi::c_int,
+        port: u32,
+        _in_wc: *const bindings::ib_wc,
+        _in_grh: *const bindings::ib_grh,
+        in_mad: *const bindings::ib_mad,
+        out_mad: *mut bindings::ib_mad,
+        _out_mad_size: *mut usize,
+        _out_mad_pkey_index: *mut u16,
+    ) -> ffi::c_int {
+        const _: () = assert!(core::mem::size_of::<bindings::ib_mad>() == MAD_SIZE);
+        // SAFETY: Both MADs are valid for the callback and are bytes
+        // throughout: a header of integers without padding, then data.
+        let (request, reply) = unsafe {
+            (
+                &*in_mad.cast::<[u8; MAD_SIZE]>(),
+                &mut *out_mad.cast::<[u8; MAD_SIZE]>(),
+            )
+        };
+        // SAFETY: A callback of ours.
+        let answer = T::process_mad(unsafe { Self::device(ib) }, port, request, reply);
+        let result = match answer {
+            MadAnswer::Pass => bindings::ib_mad_result_IB_MAD_RESULT_SUCCESS,
+            MadAnswer::Reply => {
+                bindings::ib_mad_result_IB_MAD_RESULT_SUCCESS
+                    | bindings::ib_mad_result_IB_MAD_RESULT_REPLY
+            }
+        };
+        result as ffi::c_int
+    }
 }

@@ -26,6 +26,7 @@ impl<T: Driver> Adapter<T> {
         query_pkey: op_if!(T::HAS_QUERY_PKEY, Self::query_pkey),
         modify_device: op_if!(T::HAS_MODIFY_DEVICE, Self::modify_device),
         modify_port: op_if!(T::HAS_MODIFY_PORT, Self::modify_port),
+        process_mad: op_if!(T::HAS_PROCESS_MAD, Self::process_mad),
         get_port_immutable: Some(Self::get_port_immutable),
         get_link_layer: Some(Self::get_link_layer),
         alloc_ucontext: op_if!(T::HAS_ALLOC_UCONTEXT, Self::alloc_ucontext),

@@ -25,6 +25,7 @@ pub(crate) mod icrc;
 pub(crate) mod ip;
 pub(crate) mod opcode;
 pub(crate) mod packet;
+pub(crate) mod pma;
 pub(crate) mod psn;
 pub(crate) mod ring;
 pub(crate) mod rtt;
