@@ -209,8 +209,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn detach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _gid: &[u8; 16]) -> Result {
         Err(eopnotsupp())
     }
-    /// A QP's attributes and capacities.
-    fn query_qp(_dev: &Device<Self>, _qp: &Self::Qp) -> Result<(QpAttr, QpCaps)> {
+    /// A QP's attributes, the address vector its packets go to (RC and UC),
+    /// and its capacities.
+    fn query_qp(_dev: &Device<Self>, _qp: &Self::Qp) -> Result<(QpAttr, Av, QpCaps)> {
         Err(eopnotsupp())
     }
     /// A new shared receive queue, for the process `user` or for a kernel

@@ -268,6 +268,21 @@ impl Av {
             traffic_class: grh.traffic_class,
         })
     }
+
+    /// Writes the vector into `ah` as a RoCE address of `port` with a GRH.
+    /// The source GID's attribute is left as it is: ib_core's query paths
+    /// clear it and expect the driver to leave it.
+    pub(super) fn write_to(&self, ah: &mut bindings::rdma_ah_attr, port: u32) {
+        ah.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
+        ah.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
+        ah.port_num = port;
+        let grh = &mut ah.grh;
+        grh.dgid.raw = self.dgid;
+        grh.sgid_index = self.sgid_index;
+        grh.flow_label = self.flow_label;
+        grh.hop_limit = self.hop_limit;
+        grh.traffic_class = self.traffic_class;
+    }
 }
 
 /// A requested modification: the attributes named by `mask`.

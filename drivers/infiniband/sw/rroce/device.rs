@@ -460,7 +460,7 @@ impl Driver for RroceDevice {
         qp.modify(dev, change)
     }
 
-    fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<(QpAttr, QpCaps)> {
+    fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<(QpAttr, Av, QpCaps)> {
         qp.query()
     }
 

@@ -274,13 +274,13 @@ impl Qp {
     /// The attributes and capacities, with the PSNs as they are now: the
     /// next to send and the next expected, which is what someone looking
     /// at a stuck QP wants to see.
-    pub(crate) fn query(&self) -> Result<(QpAttr, QpCaps)> {
+    pub(crate) fn query(&self) -> Result<(QpAttr, Av, QpCaps)> {
         let inner = self.core.inner.lock();
         let inner = inner.as_ref().ok_or(EINVAL)?;
         let mut attr = inner.attr;
         attr.sq_psn = inner.send.next_psn().get();
         attr.rq_psn = inner.recv.expected_psn().get();
-        Ok((attr, self.core.caps))
+        Ok((attr, inner.av, self.core.caps))
     }
 
     /// The QP's number, for the multicast groups it may join.

@@ -7,10 +7,12 @@ use super::*;
 /// An `ib_ah` with its slot.
 pub(super) type AhObject<T> = Object<bindings::ib_ah, AhSlot<T>>;
 
-/// An AH's data behind its `ib_ah`: its address vector, which kernel UD
-/// work requests read, and for a user AH the driver's data.
+/// An AH's data behind its `ib_ah`: its address vector and port, which
+/// kernel UD work requests and `query_ah` read, and for a user AH the
+/// driver's data.
 pub(super) struct AhSlot<T: Driver> {
     pub(super) av: Av,
+    pub(super) port: u32,
     pub(super) data: Option<T::Ah>,
 }
 
@@ -30,13 +32,15 @@ impl<T: Driver> Adapter<T> {
             unsafe {
                 let dev = Self::device((*ah).device);
                 let pd = PdObject::<T>::data((*ah).pd);
-                let av = Av::from_raw(&*(*init).ah_attr)?;
+                let attr = &*(*init).ah_attr;
+                let av = Av::from_raw(attr)?;
                 let udata = UData::from_raw(udata);
                 let data = T::create_user_ah(dev, pd, &av, &udata)?;
                 AhObject::<T>::write(
                     ah,
                     AhSlot {
                         av,
+                        port: attr.port_num,
                         data: Some(data),
                     },
                 );
@@ -75,10 +79,32 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: ib_core passes a zeroed AH of `size_ib_ah` bytes and
             // attributes whose source GID it resolved.
             unsafe {
-                let av = Av::from_raw(&*(*init).ah_attr)?;
-                AhObject::<T>::write(ah, AhSlot { av, data: None });
+                let attr = &*(*init).ah_attr;
+                let av = Av::from_raw(attr)?;
+                AhObject::<T>::write(
+                    ah,
+                    AhSlot {
+                        av,
+                        port: attr.port_num,
+                        data: None,
+                    },
+                );
             }
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for a live AH of ours.
+    pub(super) unsafe extern "C" fn query_ah(
+        ah: *mut bindings::ib_ah,
+        attr: *mut bindings::rdma_ah_attr,
+    ) -> ffi::c_int {
+        // SAFETY: The AH is alive during the call, and `attr` valid for
+        // writes.
+        let (slot, attr) = unsafe { (AhObject::<T>::data(ah), &mut *attr) };
+        slot.av.write_to(attr, slot.port);
+        0
     }
 }

@@ -55,6 +55,7 @@ impl<T: Driver> Adapter<T> {
         post_send: Some(Self::post_send),
         create_user_ah: op_if!(T::HAS_CREATE_USER_AH, Self::create_user_ah),
         create_ah: Some(Self::create_ah),
+        query_ah: Some(Self::query_ah),
         post_recv: Some(Self::post_recv),
         poll_cq: Some(Self::poll_cq),
         alloc_hw_port_stats: op_if!(Self::HAS_COUNTERS, Self::alloc_hw_port_stats),

@@ -150,9 +150,10 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: The QP is ours and alive, `attr` and `init` valid and
             // writable, during the call.
             unsafe {
-                let (a, caps) =
+                let (a, av, caps) =
                     T::query_qp(Self::device((*qp).device), &QpObject::<T>::data(qp).data)?;
                 a.write_to(&mut *attr);
+                av.write_to(&mut (*attr).ah_attr, a.port);
                 write_cap(&caps, &mut (*attr).cap);
                 write_cap(&caps, &mut (*init).cap);
                 (*init).qp_type = (*qp).qp_type;

@@ -3,7 +3,8 @@
  * Queue pairs through unmodified libibverbs and its rxe provider: RC, UC
  * and UD QPs get distinct numbers and the capacities asked for, with rings
  * the provider maps (the receive ring fills to exactly its capacity); they
- * go through the state machine as IBA allows, query reports what was set,
+ * go through the state machine as IBA allows, query reports what was set
+ * (the address vector too),
  * bad transitions and values are refused, and a move to RESET drops what
  * was posted; oversized or unsupported requests are refused; a UD QP
  * attaches to a multicast group, others cannot; what a process
@@ -190,7 +191,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..16\n");
+	printf("TAP version 13\n1..17\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
@@ -225,6 +226,10 @@ int main(int argc, char **argv)
 	       qa.qp_access_flags == (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) &&
 	       qa_init.cap.max_recv_wr == a.cap.max_recv_wr,
 	       "query reports every attribute that was set");
+	report(qa.ah_attr.is_global && qa.ah_attr.port_num == 1 &&
+	       qa.ah_attr.grh.sgid_index == gid && qa.ah_attr.grh.hop_limit == 64 &&
+	       !memcmp(&qa.ah_attr.grh.dgid, &gid_value, sizeof(gid_value)),
+	       "query reports the address vector: destination GID, source GID index, hop limit");
 
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_RTR;
