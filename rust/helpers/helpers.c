@@ -442,3 +442,14 @@ void rroce_crypto_free_shash(struct crypto_shash *tfm)
 {
 	crypto_free_shash(tfm);
 }
+
+/* ID allocation, with sleeping allocations (idr.h). */
+void rroce_ida_init(struct ida *ida)
+{
+	ida_init(ida);
+}
+
+int rroce_ida_alloc(struct ida *ida, unsigned int min, unsigned int max)
+{
+	return ida_alloc_range(ida, min, max, GFP_KERNEL);
+}

@@ -7,6 +7,7 @@
 #define RROCE_HELPERS_H
 
 #include <crypto/hash.h>
+#include <linux/idr.h>
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
 #include <linux/llist.h>
@@ -110,5 +111,9 @@ bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay);
 
 unsigned int rroce_crypto_shash_descsize(struct crypto_shash *tfm);
 void rroce_crypto_free_shash(struct crypto_shash *tfm);
+
+/* ID allocation (idr.h). */
+void rroce_ida_init(struct ida *ida);
+int rroce_ida_alloc(struct ida *ida, unsigned int min, unsigned int max);
 
 #endif

@@ -9,6 +9,7 @@
 
 pub(crate) mod crc32;
 pub(crate) mod fill;
+pub(crate) mod ida;
 pub(crate) mod llist;
 pub(crate) mod net;
 pub(crate) mod rdma;

@@ -10,8 +10,9 @@
 
 use crate::kernel_ext::rdma::{Lkey, Rkey};
 
-/// The bits of a key below its index.
-const INDEX_SHIFT: u32 = 16;
+/// The bits of a key below its index: 20 bits of index, and 12 random
+/// bits (the C rxe has 8) that a stale or guessed key must match.
+const INDEX_SHIFT: u32 = 12;
 
 /// The low bits of a key that its consumer chooses
 /// (`ib_update_fast_reg_key`, a window bind's new rkey).

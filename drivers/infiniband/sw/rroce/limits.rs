@@ -15,13 +15,14 @@ pub(crate) const GID_TABLE_LEN: u32 = 1024;
 pub(crate) const MAX_MSG_SIZE: u32 = 1 << 31;
 
 /// QP numbers: 0 and 1 are the special QPs of IB, and numbers up to 15
-/// stay free, as in the C rxe. QPNs are 24 bits on the wire.
+/// stay free, as in the C rxe; the last is the C rxe's too. QPNs are 24
+/// bits on the wire.
 pub(crate) const FIRST_QPN: u32 = 16;
-pub(crate) const LAST_QPN: u32 = (1 << 16) - 1;
+pub(crate) const LAST_QPN: u32 = (1 << 20) - 1;
 /// The most QPs a device holds.
 pub(crate) const MAX_QP: u32 = LAST_QPN - FIRST_QPN + 1;
-/// The most work requests per queue: a 16 Ki-slot ring.
-pub(crate) const MAX_QP_WR: u32 = (1 << 14) - 1;
+/// The most work requests per queue, as the C rxe: a ring of 2 Mi slots.
+pub(crate) const MAX_QP_WR: u32 = 1 << 20;
 /// The most scatter/gather entries per work request, as the C rxe.
 pub(crate) const MAX_SGE: u32 = 32;
 /// The most pages a fast-registration MR maps, as the C rxe allows.
@@ -31,14 +32,15 @@ pub(crate) const MAX_INLINE_DATA: u32 = MAX_SGE * SGE_SIZE;
 /// The most RDMA READ and atomic requests in flight per QP, each way.
 pub(crate) const MAX_RD_ATOMIC: u8 = 128;
 
-/// Key indices: a key is an index in its top 16 bits (see `mr.rs`). MRs
+/// Key indices: a key is an index in its top 20 bits (see `ids.rs`). MRs
 /// have the lower half, less index 0 (key 0 is the local DMA lkey), memory
-/// windows the upper half.
+/// windows the upper half: as many of each as the C rxe allows, or one
+/// more.
 pub(crate) const FIRST_MR_INDEX: u32 = 1;
-pub(crate) const LAST_MR_INDEX: u32 = (1 << 15) - 1;
+pub(crate) const LAST_MR_INDEX: u32 = (1 << 19) - 1;
 pub(crate) const MAX_MR: u32 = LAST_MR_INDEX - FIRST_MR_INDEX + 1;
-pub(crate) const FIRST_MW_INDEX: u32 = 1 << 15;
-pub(crate) const LAST_MW_INDEX: u32 = (1 << 16) - 1;
+pub(crate) const FIRST_MW_INDEX: u32 = 1 << 19;
+pub(crate) const LAST_MW_INDEX: u32 = (1 << 20) - 1;
 pub(crate) const MAX_MW: u32 = LAST_MW_INDEX - FIRST_MW_INDEX + 1;
 
 /// AH numbers; 0 means "none" to the rxe provider.
@@ -46,14 +48,14 @@ pub(crate) const MAX_AH: u32 = (1 << 16) - 1;
 /// The most completions per CQ: a ring of 2^20 slots. libfabric's RDM
 /// endpoints ask for 262,144 (the C rxe's 32,767 refuses them).
 pub(crate) const MAX_CQE: u32 = (1 << 20) - 1;
-/// The most CQs, PDs and SRQs the device reports.
-pub(crate) const MAX_CQ: u32 = 1 << 16;
-pub(crate) const MAX_PD: u32 = 1 << 16;
-pub(crate) const MAX_SRQ: u32 = 1 << 16;
+/// The most CQs, PDs and SRQs the device reports, as the C rxe's 2^20.
+pub(crate) const MAX_CQ: u32 = 1 << 20;
+pub(crate) const MAX_PD: u32 = 1 << 20;
+pub(crate) const MAX_SRQ: u32 = 1 << 20;
 
 /// PSNs, QP numbers and the like are 24-bit fields on the wire.
 pub(crate) const MAX_24BIT: u32 = Psn::MASK;
 
 /// Multicast groups per device, and QPs per group (as the C rxe).
-pub(crate) const MAX_MCAST_GRP: u32 = 1024;
+pub(crate) const MAX_MCAST_GRP: u32 = 8192;
 pub(crate) const MAX_MCAST_QP_ATTACH: u32 = 56;

@@ -6,8 +6,8 @@
 //! a work request sets (`IB_WR_REG_MR`) and another takes back
 //! (`IB_WR_LOCAL_INV`, or a peer's SEND with Invalidate).
 //!
-//! A key is an MR index in its top 16 bits, so the data path finds the MR in
-//! one step, and 16 random bits below it, so that a peer cannot name an MR
+//! A key is an MR index in its top 20 bits, so the data path finds the MR in
+//! one step, and 12 random bits below it, so that a peer cannot name an MR
 //! it was not told about by counting, nor a new MR by an old key. MRs have
 //! the lower half of the indices, memory windows (`mw.rs`) the upper half.
 

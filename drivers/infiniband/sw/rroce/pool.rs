@@ -3,18 +3,18 @@
 //! Object numbers and the objects they name.
 //!
 //! A [`Pool`] is what a device keeps of one kind of object (QPs, MRs, MWs,
-//! AHs): numbers from a fixed range, given out from a bitmap so that no
-//! number names two live objects, and the live objects by number, where the
-//! data path finds them.
+//! AHs): numbers from a fixed range, given out by the kernel's ID allocator
+//! so that no number names two live objects, and the live objects by number,
+//! where the data path finds them. Both take memory only for the numbers in
+//! use, so a range may be as large as the wire allows.
 
+use crate::kernel_ext::ida::Ida;
 use kernel::{
     new_mutex,
     prelude::*,
     rbtree::{RBTree, RBTreeNodeReservation},
     sync::{Arc, Mutex},
 };
-
-const WORD_BITS: u32 = 64;
 
 /// A protection domain's number, which the MRs, memory windows, AHs and QPs
 /// created in it carry: an object may only use another of the same PD.
@@ -35,22 +35,18 @@ impl PdNum {
 
 /// Numbers `first..=last`, each taken or free.
 #[pin_data]
-struct IndexTable {
+struct Numbers {
     #[pin]
-    used: Mutex<KVec<u64>>,
+    taken: Ida,
     first: u32,
     last: u32,
 }
 
-impl IndexTable {
-    /// All of `first..=last` free; `last` must be below 2^24.
-    fn new(first: u32, last: u32) -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            used <- new_mutex!(KVec::from_elem(
-                0u64,
-                (last / WORD_BITS + 1) as usize,
-                GFP_KERNEL
-            )?),
+impl Numbers {
+    /// All of `first..=last` free.
+    fn new(first: u32, last: u32) -> impl PinInit<Self> {
+        pin_init!(Self {
+            taken <- Ida::new(),
             first,
             last,
         })
@@ -58,30 +54,15 @@ impl IndexTable {
 
     /// A free number, now taken; `ENOMEM` when none is left.
     fn alloc(&self) -> Result<u32> {
-        let mut used = self.used.lock();
-        let start = (self.first / WORD_BITS) as usize;
-        for (word, bits) in (start..).zip(used.iter_mut().skip(start)) {
-            let mut free = !*bits;
-            if word == start {
-                // Numbers below `first` in the first word are never given.
-                free &= u64::MAX << (self.first % WORD_BITS);
-            }
-            let index = word as u32 * WORD_BITS + free.trailing_zeros();
-            if free != 0 && index <= self.last {
-                *bits |= 1 << free.trailing_zeros();
-                return Ok(index);
-            }
-        }
-        Err(ENOMEM)
+        self.taken
+            .alloc(self.first, self.last)
+            .map_err(|e| if e == ENOSPC { ENOMEM } else { e })
     }
 
     /// Gives `index` back; one outside `first..=last` was never given.
     fn free(&self, index: u32) {
-        if !(self.first..=self.last).contains(&index) {
-            return;
-        }
-        if let Some(bits) = self.used.lock().get_mut((index / WORD_BITS) as usize) {
-            *bits &= !(1 << (index % WORD_BITS));
+        if (self.first..=self.last).contains(&index) {
+            self.taken.free(index);
         }
     }
 }
@@ -153,16 +134,16 @@ impl<V: Send + Sync> ObjectMap<V> {
 #[pin_data]
 pub(crate) struct Pool<V: Send + Sync> {
     #[pin]
-    numbers: IndexTable,
+    numbers: Numbers,
     #[pin]
     objects: ObjectMap<V>,
 }
 
 impl<V: Send + Sync> Pool<V> {
-    /// An empty pool of numbers `first..=last`; `last` must be below 2^24.
+    /// An empty pool of numbers `first..=last`.
     pub(crate) fn new(first: u32, last: u32) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            numbers <- IndexTable::new(first, last),
+            numbers <- Numbers::new(first, last),
             objects <- ObjectMap::new(),
         })
     }

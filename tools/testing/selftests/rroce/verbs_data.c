@@ -39,7 +39,7 @@
 #define RCV2_LEN 16384
 #define WIMM_OFF 24576		/* in tgt: the RDMA WRITE with immediate */
 #define ATOMIC_OFF 32768	/* in tgt: the u64 of the atomics */
-#define BAD_QPN 0xfffff0	/* 24 bits, but rroce numbers its QPs below 65536 */
+#define BAD_QPN 0xfffff0	/* 24 bits, but rroce numbers its QPs below 2^20 */
 #define OWN 2			/* checks[].breaks: sets up and tears down its own QPs */
 #define RIGHTS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
