@@ -308,6 +308,45 @@ void rroce_init_delayed_work(struct delayed_work *work, work_func_t func)
 }
 
 /*
+ * Completion vectors, one per online CPU, as a NIC has one interrupt per
+ * CPU: a CQ's completion handler runs on its vector's CPU, so that the
+ * polling it starts (a ULP's work or softirq) runs there too. Vectors map
+ * to CPUs as drivers spread their interrupts.
+ */
+unsigned int rroce_num_online_cpus(void)
+{
+	return num_online_cpus();
+}
+
+int rroce_vector_cpu(unsigned int vector)
+{
+	return cpumask_local_spread(vector, NUMA_NO_NODE);
+}
+
+/*
+ * Whether the caller runs on @cpu; if so it stays there, sleeping or not,
+ * until rroce_unpin_cpu().
+ */
+bool rroce_pin_to_cpu(int cpu)
+{
+	migrate_disable();
+	if (raw_smp_processor_id() == cpu)
+		return true;
+	migrate_enable();
+	return false;
+}
+
+void rroce_unpin_cpu(void)
+{
+	migrate_enable();
+}
+
+bool rroce_queue_work_on(int cpu, struct work_struct *work)
+{
+	return queue_work_on(cpu, system_highpri_wq, work);
+}
+
+/*
  * The receive and kick work, which do what softirq would for a hardware
  * device: on the high-priority workers (urgent), so that a process
  * busy-polling its CQ on the same CPU does not take half of the CPU from the

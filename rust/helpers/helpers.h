@@ -112,6 +112,13 @@ bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay);
 unsigned int rroce_crypto_shash_descsize(struct crypto_shash *tfm);
 void rroce_crypto_free_shash(struct crypto_shash *tfm);
 
+/* Completion vectors: one per online CPU. */
+unsigned int rroce_num_online_cpus(void);
+int rroce_vector_cpu(unsigned int vector);
+bool rroce_pin_to_cpu(int cpu);
+void rroce_unpin_cpu(void);
+bool rroce_queue_work_on(int cpu, struct work_struct *work);
+
 /* ID allocation (idr.h). */
 void rroce_ida_init(struct ida *ida);
 int rroce_ida_alloc(struct ida *ida, unsigned int min, unsigned int max);

@@ -35,7 +35,7 @@ impl<T: Driver> Adapter<T> {
                 let udata = UData::from_raw(bindings::rroce_attrs_udata(attrs));
                 let user = uctx.as_ref().map(|u| (u, &udata));
                 // The CQ lives until `destroy_cq` forgets it.
-                let notifier = CqNotifier::new(cq)?;
+                let notifier = CqNotifier::new(cq, (*attr).comp_vector)?;
                 let dev = Self::device((*cq).device);
                 let (data, cqe) = T::create_cq(dev, &a, notifier.clone(), user)?;
                 (*cq).cqe = cqe.try_into().map_err(|_| EINVAL)?;

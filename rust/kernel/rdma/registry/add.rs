@@ -6,7 +6,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::super::{adapter::Adapter, container::Container, sysfs, LinkLayer};
+use super::super::{adapter::Adapter, container::Container, notifier, sysfs, LinkLayer};
 use super::{Driver, Registry};
 use crate::{bindings, kernel_ext::net::NetDevice};
 use core::ptr::addr_of_mut;
@@ -71,7 +71,7 @@ impl<T: Driver> Registry<T> {
             bindings::ib_set_device_ops(ib, &ops);
             (*ib).node_type = bindings::RDMA_NODE_IB_CA as _;
             (*ib).phys_port_cnt = 1;
-            (*ib).num_comp_vectors = 1;
+            (*ib).num_comp_vectors = notifier::comp_vectors() as _;
             (*ib).local_dma_lkey = 0;
             (*ib).node_guid = u64::from_ne_bytes(params.node_guid);
             (*ib).uverbs_cmd_mask |= T::UVERBS_CMD_MASK;
