@@ -52,7 +52,7 @@ PACKAGES=(
 	libibverbs-dev librdmacm-dev
 	ucx-utils libucx-dev openmpi-bin libopenmpi-dev libfabric-bin libfabric-dev
 	iproute2 iperf3 iputils-ping procps
-	fio nfs-kernel-server
+	fio nfs-kernel-server dkms
 	gnuplot-nox linux-perf
 )
 missing=()
