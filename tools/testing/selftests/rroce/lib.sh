@@ -244,6 +244,29 @@ ktap_sent() {
 	[ "$moved" -gt 1000 ]
 	ktap_result $? "$3 ($moved packets)"
 }
+# writable_modules: a writable layer over the VM's read-only /lib/modules,
+# for a test that installs the module there; the test is skipped without.
+writable_modules() {
+	mkdir -p /tmp/modlayer && mount -t tmpfs tmpfs /tmp/modlayer &&
+		mkdir /tmp/modlayer/upper /tmp/modlayer/work &&
+		mount -t overlay overlay -o lowerdir=/lib/modules,upperdir=/tmp/modlayer/upper,workdir=/tmp/modlayer/work /lib/modules ||
+		ktap_skip_all "no writable layer over /lib/modules"
+}
+# installed_link_up WHAT: with nothing of RDMA but the core loaded,
+# `rdma link add rroce0` loads rroce by its alias; then 100 checked
+# pingpongs between two processes over it. Two KTAP lines about WHAT.
+installed_link_up() {
+	local gid pid
+	modprobe -a ib_core ib_uverbs rdma_ucm
+	rdma link add rroce0 type rroce netdev eth0 && grep -q '^rroce ' /proc/modules
+	ktap_result $? "rdma link add ... type rroce loads $1"
+	gid=$(gid_index rroce0 "$RROCE_IP4")
+	timeout 120 ibv_rc_pingpong -d rroce0 -g "$gid" -p 18910 -n 100 -s 4096 -c >/tmp/server 2>&1 &
+	pid=$!
+	wait_listen 18910 && run timeout 120 ibv_rc_pingpong -d rroce0 -g "$gid" -p 18910 -n 100 -s 4096 -c 127.0.0.1 &&
+		wait $pid && grep -q "iters in" /tmp/server
+	ktap_result $? "rc_pingpong with data checks over $1"
+}
 # show_link_stats DEV: DEV's counters, as a comment in the test's output.
 show_link_stats() { echo "# $(link_stats "$1")"; }
 

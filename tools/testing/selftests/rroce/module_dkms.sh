@@ -34,10 +34,7 @@ ktap_plan 6
 ktap_result $? "dkms add and build on the host, for $(uname -r)"
 
 mods=/lib/modules/$(uname -r)
-mkdir -p /tmp/modlayer && mount -t tmpfs tmpfs /tmp/modlayer &&
-	mkdir /tmp/modlayer/upper /tmp/modlayer/work &&
-	mount -t overlay overlay -o lowerdir=/lib/modules,upperdir=/tmp/modlayer/upper,workdir=/tmp/modlayer/work /lib/modules ||
-	ktap_skip_all "no writable layer over /lib/modules"
+writable_modules
 # DKMS records what it installed in its tree: a writable copy of it.
 cp -a "$work/tree" /tmp/dkms-tree
 dkms=(-m rroce -v 0.1 -k "$(uname -r)" --dkmstree /tmp/dkms-tree --sourcetree "$work/src")
@@ -47,16 +44,7 @@ run dkms install "${dkms[@]}" &&
 	dkms status -m rroce --dkmstree /tmp/dkms-tree | grep -q installed
 ktap_result $? "dkms install: $mods/updates/dkms/rroce.ko, known to depmod and dkms"
 
-modprobe -a ib_core ib_uverbs rdma_ucm
-rdma link add rroce0 type rroce netdev eth0 && grep -q '^rroce ' /proc/modules
-ktap_result $? "rdma link add ... type rroce loads the DKMS module"
-
-gid=$(gid_index rroce0 "$RROCE_IP4")
-timeout 120 ibv_rc_pingpong -d rroce0 -g "$gid" -p 18911 -n 100 -s 4096 -c >/tmp/server 2>&1 &
-pid=$!
-wait_listen 18911 && run timeout 120 ibv_rc_pingpong -d rroce0 -g "$gid" -p 18911 -n 100 -s 4096 -c 127.0.0.1 &&
-	wait $pid && grep -q "iters in" /tmp/server
-ktap_result $? "rc_pingpong with data checks over the DKMS module"
+installed_link_up "the DKMS module"
 
 rdma link delete rroce0 && modprobe -r rroce
 ktap_result $? "delete the device and unload"
