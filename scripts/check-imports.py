@@ -20,7 +20,7 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
 DRIVER = "drivers/infiniband/sw/rroce"
 # The crate's top modules that live outside the driver's directory.
-MOUNTS = {"kernel_ext": "rust/kernel", "bindings": "rust/bindings"}
+MOUNTS = {"kernel_ext": "rust/kernel", "bindings": "rust/bindings", "trace": "rust/trace"}
 def module_file(mod):
     """The file of module path `mod` (a list, from the crate root), if any."""
     if not mod:
@@ -132,7 +132,7 @@ def absolute(path, mod, is_mod_rs):
 def main():
     verbose = "-v" in sys.argv
     files = []
-    for top in (DRIVER, "rust/kernel"):
+    for top in (DRIVER, "rust/kernel", "rust/trace"):
         for d, _, names in os.walk(os.path.join(ROOT, top)):
             files += [os.path.relpath(os.path.join(d, n), ROOT)
                       for n in names if n.endswith(".rs")]

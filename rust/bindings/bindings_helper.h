@@ -21,6 +21,7 @@
 #include <net/addrconf.h>
 
 #include "helpers.h"
+#include "../trace/trace.h"
 
 /* Macros bindgen cannot evaluate, as constants it can. */
 const u32 RROCE_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;

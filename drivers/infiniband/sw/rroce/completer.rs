@@ -25,6 +25,7 @@ use crate::proto::{
 };
 use crate::qp_core::{QpCore, QpInner};
 use crate::send_queue::{Entry, Jiffies};
+use crate::trace::{self, Resend};
 use crate::work::Wc;
 
 /// Handles a response packet from the peer; returns whether the requester
@@ -53,6 +54,7 @@ pub(crate) fn receive_response(
                 Syndrome::Ack { .. } => window.ack(psn, now),
                 Syndrome::RnrNak { timer } => {
                     dev.count(Counter::RnrNakRcvd);
+                    trace::rnr_wait(qp.qpn.get(), psn.get(), timer);
                     let limit = inner.attr.rnr_retry;
                     if let RnrNak::Exceeded(slot) = window.rnr_nak(psn, timer, limit, now, &Jiffies)
                     {
@@ -65,6 +67,7 @@ pub(crate) fn receive_response(
                 }
                 Syndrome::Nak(NakCode::PsnSequenceError) => {
                     dev.count(Counter::SeqNakRcvd);
+                    trace::retransmit(qp.qpn.get(), psn.get(), Resend::SeqNak);
                     window.seq_nak(psn, now);
                 }
                 Syndrome::Nak(code) => {
@@ -159,9 +162,19 @@ pub(crate) fn tick(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, now: u
     let (timeout, retry_cnt) = (inner.attr.timeout, inner.attr.retry_cnt);
     match inner.send.window.tick(now, timeout, retry_cnt, &Jiffies) {
         Timer::Idle => false,
-        Timer::RnrDone => true,
-        Timer::Probe | Timer::Retry => {
+        Timer::RnrDone => {
+            let una = inner.send.window.una().get();
+            trace::retransmit(qp.qpn.get(), una, Resend::Rnr);
+            true
+        }
+        timer @ (Timer::Probe | Timer::Retry) => {
             dev.count(Counter::Retransmits);
+            let reason = match timer {
+                Timer::Probe => Resend::Probe,
+                _ => Resend::Timeout,
+            };
+            let una = inner.send.window.una().get();
+            trace::retransmit(qp.qpn.get(), una, reason);
             true
         }
         Timer::GiveUp => {

@@ -38,6 +38,7 @@ use crate::proto::{ip, pma};
 use crate::qp::{self, Qp};
 use crate::qp_core::QpCore;
 use crate::srq::Srq;
+use crate::trace;
 use crate::udp::{self, Transport, TransportUse};
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::{self, Flow};
@@ -527,7 +528,15 @@ impl Driver for RroceDevice {
             Ok(parsed) => parsed,
             Err(drop) => return data.count(drop),
         };
-        let dest_qpn = pkt.headers.bth.dest_qpn;
+        let bth = &pkt.headers.bth;
+        let dest_qpn = bth.dest_qpn;
+        trace::recv(
+            dest_qpn,
+            bth.opcode as u8,
+            bth.psn.get(),
+            pkt.payload.len() as u32,
+            pkt.headers.syndrome(),
+        );
         if dest_qpn == MULTICAST_QPN {
             data.count(Counter::RcvdMcastPkts);
             // Every QP attached to the group gets the datagram; each checks

@@ -38,6 +38,7 @@ use crate::qp_core::{QpCore, QpInner};
 use crate::recv_queue::RecvQueue;
 use crate::send_queue::SendQueue;
 use crate::srq::Srq;
+use crate::trace;
 use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Flow;
@@ -241,6 +242,9 @@ impl Qp {
         }
         let was = inner.attr.state;
         inner.attr.apply(change);
+        if inner.attr.state != was {
+            trace::qp_state(qp.qpn.get(), was as u8, inner.attr.state as u8);
+        }
         if let Some(av) = change.av {
             inner.av = av;
         }

@@ -28,6 +28,7 @@ use crate::proto::{
 use crate::recv_queue::RecvQueue;
 use crate::send_queue::{Fetched, SendQueue};
 use crate::srq::SrqCore;
+use crate::trace;
 use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe, Wc};
 use crate::xmit::Flow;
@@ -118,6 +119,15 @@ impl QpCore {
         payload_len: usize,
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) {
+        let bth = &headers.bth;
+        trace::send(
+            self.qpn.get(),
+            bth.dest_qpn,
+            bth.opcode as u8,
+            bth.psn.get(),
+            payload_len as u32,
+            headers.syndrome(),
+        );
         let _ = dev.transmit(av, &self.flow, headers, payload_len, fill);
     }
 
@@ -157,6 +167,7 @@ impl QpCore {
 
     /// Adds a send completion; a full CQ is fatal to the QP.
     pub(crate) fn complete_send(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
+        self.trace_error(wc);
         if self.send_cq.push(wc, solicited).is_err() {
             self.events.raise(QpEvent::Fatal);
             self.enter_error(inner);
@@ -165,9 +176,16 @@ impl QpCore {
 
     /// Adds a receive completion; a full CQ is fatal to the QP.
     pub(crate) fn complete_recv(&self, inner: &mut QpInner, wc: &Wc, solicited: bool) {
+        self.trace_error(wc);
         if self.recv_cq.push(wc, solicited).is_err() {
             self.events.raise(QpEvent::Fatal);
             self.enter_error(inner);
+        }
+    }
+
+    fn trace_error(&self, wc: &Wc) {
+        if wc.status != WcStatus::Success {
+            trace::wc_error(self.qpn.get(), wc.wr_id, wc.status as u8, wc.opcode as u8);
         }
     }
 
@@ -208,6 +226,7 @@ impl QpCore {
     /// Moves to the error state (a failed work request, a full CQ, ...).
     pub(crate) fn enter_error(&self, inner: &mut QpInner) {
         if inner.attr.state != QpState::Err {
+            trace::qp_state(self.qpn.get(), inner.attr.state as u8, QpState::Err as u8);
             inner.attr.state = QpState::Err;
             self.flush(inner);
             self.left_srq();

@@ -17,6 +17,10 @@ mod bindings;
 #[path = "../../../../rust/kernel/mod.rs"]
 mod kernel_ext;
 
+#[allow(unsafe_code)]
+#[path = "../../../../rust/trace/mod.rs"]
+mod trace;
+
 mod abi;
 mod ah;
 mod completer;

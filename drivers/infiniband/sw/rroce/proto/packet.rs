@@ -143,6 +143,11 @@ impl Headers {
         self.bth.opcode.header_len()
     }
 
+    /// The AETH's syndrome byte, on an ACK or NAK.
+    pub(crate) fn syndrome(&self) -> Option<u8> {
+        self.ext.aeth.and_then(|a| a.syndrome.to_u8().ok())
+    }
+
     /// Parses the BTH and the extension headers its opcode calls for, and
     /// returns them with the bytes that follow.
     fn parse(bytes: &[u8]) -> Result<(Self, &[u8]), HeaderError> {

@@ -231,6 +231,11 @@ where
         self.head
     }
 
+    /// The oldest PSN not acknowledged, where a rewind sends from.
+    pub(crate) fn una(&self) -> Psn {
+        self.una
+    }
+
     /// The slot the next request is taken into.
     pub(crate) fn next_slot(&self) -> u32 {
         self.next
