@@ -2,7 +2,7 @@
 /*
  * rroce's tracepoints (events/rroce/): packets sent and received, why a
  * requester sent again, RNR waits, QP state changes and completions with an
- * error status. They cost a not-taken branch when off.
+ * error status. While all are off, Rust skips the calls (rroce_tracing).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rroce
@@ -11,6 +11,11 @@
 #define _RROCE_TRACE_H
 
 #include <linux/tracepoint.h>
+
+/* How many of rroce's events are on; Rust skips the calls while none is. */
+extern int rroce_tracing;
+int rroce_trace_reg(void);
+void rroce_trace_unreg(void);
 
 /* A RoCEv2 packet: BTH opcode, PSN, payload length and, on an ACK, the
  * AETH syndrome (0xff without one). */
@@ -39,18 +44,20 @@ DECLARE_EVENT_CLASS(rroce_packet,
 );
 
 /* Sent by QP qpn to dest_qpn. */
-DEFINE_EVENT(rroce_packet, rroce_send,
+DEFINE_EVENT_FN(rroce_packet, rroce_send,
 	TP_PROTO(u32 qpn, u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome),
-	TP_ARGS(qpn, dest_qpn, opcode, psn, len, syndrome));
+	TP_ARGS(qpn, dest_qpn, opcode, psn, len, syndrome),
+	rroce_trace_reg, rroce_trace_unreg);
 
 /* Received for QP dest_qpn (qpn is 0: the BTH does not carry the sender's). */
-DEFINE_EVENT(rroce_packet, rroce_recv,
+DEFINE_EVENT_FN(rroce_packet, rroce_recv,
 	TP_PROTO(u32 qpn, u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome),
-	TP_ARGS(qpn, dest_qpn, opcode, psn, len, syndrome));
+	TP_ARGS(qpn, dest_qpn, opcode, psn, len, syndrome),
+	rroce_trace_reg, rroce_trace_unreg);
 
 /* The requester of QP qpn goes back to psn: after a timeout, a sequence
  * NAK, an RNR wait, or to probe a silent peer. */
-TRACE_EVENT(rroce_retransmit,
+TRACE_EVENT_FN(rroce_retransmit,
 	TP_PROTO(u32 qpn, u32 psn, const char *reason),
 	TP_ARGS(qpn, psn, reason),
 	TP_STRUCT__entry(
@@ -63,12 +70,13 @@ TRACE_EVENT(rroce_retransmit,
 		__entry->psn = psn;
 		__assign_str(reason);
 	),
-	TP_printk("qpn=%u psn=%u reason=%s", __entry->qpn, __entry->psn, __get_str(reason))
+	TP_printk("qpn=%u psn=%u reason=%s", __entry->qpn, __entry->psn, __get_str(reason)),
+	rroce_trace_reg, rroce_trace_unreg
 );
 
 /* The peer of QP qpn had no receive for psn: it waits timer (IBA's
  * encoding of the RNR NAK timer) before sending again. */
-TRACE_EVENT(rroce_rnr_wait,
+TRACE_EVENT_FN(rroce_rnr_wait,
 	TP_PROTO(u32 qpn, u32 psn, u8 timer),
 	TP_ARGS(qpn, psn, timer),
 	TP_STRUCT__entry(
@@ -81,11 +89,12 @@ TRACE_EVENT(rroce_rnr_wait,
 		__entry->psn = psn;
 		__entry->timer = timer;
 	),
-	TP_printk("qpn=%u psn=%u timer=%u", __entry->qpn, __entry->psn, __entry->timer)
+	TP_printk("qpn=%u psn=%u timer=%u", __entry->qpn, __entry->psn, __entry->timer),
+	rroce_trace_reg, rroce_trace_unreg
 );
 
 /* QP qpn moved from one state (enum ib_qp_state) to another. */
-TRACE_EVENT(rroce_qp_state,
+TRACE_EVENT_FN(rroce_qp_state,
 	TP_PROTO(u32 qpn, u8 from, u8 to),
 	TP_ARGS(qpn, from, to),
 	TP_STRUCT__entry(
@@ -102,11 +111,12 @@ TRACE_EVENT(rroce_qp_state,
 		  __print_symbolic(__entry->from, { 0, "RESET" }, { 1, "INIT" }, { 2, "RTR" },
 				   { 3, "RTS" }, { 4, "SQD" }, { 5, "SQE" }, { 6, "ERR" }),
 		  __print_symbolic(__entry->to, { 0, "RESET" }, { 1, "INIT" }, { 2, "RTR" },
-				   { 3, "RTS" }, { 4, "SQD" }, { 5, "SQE" }, { 6, "ERR" }))
+				   { 3, "RTS" }, { 4, "SQD" }, { 5, "SQE" }, { 6, "ERR" })),
+	rroce_trace_reg, rroce_trace_unreg
 );
 
 /* A completion of QP qpn with an error status (enum ib_wc_status). */
-TRACE_EVENT(rroce_wc_error,
+TRACE_EVENT_FN(rroce_wc_error,
 	TP_PROTO(u32 qpn, u64 wr_id, u8 status, u8 opcode),
 	TP_ARGS(qpn, wr_id, status, opcode),
 	TP_STRUCT__entry(
@@ -122,7 +132,8 @@ TRACE_EVENT(rroce_wc_error,
 		__entry->opcode = opcode;
 	),
 	TP_printk("qpn=%u wr_id=0x%llx status=%u opcode=%u", __entry->qpn, __entry->wr_id,
-		  __entry->status, __entry->opcode)
+		  __entry->status, __entry->opcode),
+	rroce_trace_reg, rroce_trace_unreg
 );
 
 #endif /* _RROCE_TRACE_H */

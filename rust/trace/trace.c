@@ -7,6 +7,19 @@
 #include "rroce_trace.h"
 #include "trace.h"
 
+int rroce_tracing;
+
+int rroce_trace_reg(void)
+{
+	WRITE_ONCE(rroce_tracing, rroce_tracing + 1);
+	return 0;
+}
+
+void rroce_trace_unreg(void)
+{
+	WRITE_ONCE(rroce_tracing, rroce_tracing - 1);
+}
+
 void rroce_trace_send(u32 qpn, u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome)
 {
 	trace_rroce_send(qpn, dest_qpn, opcode, psn, len, syndrome);

@@ -5,6 +5,9 @@
 
 #include <linux/types.h>
 
+/* How many of rroce's events are on (the tracepoint mutex orders changes). */
+extern int rroce_tracing;
+
 void rroce_trace_send(u32 qpn, u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome);
 void rroce_trace_recv(u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome);
 void rroce_trace_retransmit(u32 qpn, u32 psn, const char *reason);

@@ -71,6 +71,12 @@ impl SkBuff {
         Ok(Self(raw))
     }
 
+    /// The bytes from `skb->data` on (`skb->len`), linear or not.
+    pub(crate) fn len(&self) -> usize {
+        // SAFETY: The skb is valid and ours; a field read.
+        unsafe { (*self.0.as_ptr()).len as usize }
+    }
+
     /// The linear data, from `skb->data` to the end of the linear part.
     pub(crate) fn data(&self) -> &[u8] {
         let mut len = 0;

@@ -30,7 +30,8 @@ pub(crate) enum Counter {
     DropBadState,
     DropBacklog,
     SendErr,
-    /// Bytes of the IP datagrams sent and received.
+    /// Bytes of the IP datagrams sent, and received whole (ICRC and
+    /// headers good), as rxe counts them.
     SentBytes,
     RcvdBytes,
     /// Packets to and from multicast groups.

@@ -522,12 +522,13 @@ impl Driver for RroceDevice {
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         let data = dev.data();
         data.count(Counter::RcvdPkts);
-        let bytes = skb.ip_header().len() + skb.data().len();
-        data.counters.add(Counter::RcvdBytes, bytes as u64);
         let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
             Ok(parsed) => parsed,
             Err(drop) => return data.count(drop),
         };
+        // The IP datagram: its header, then from the UDP header on.
+        data.counters
+            .add(Counter::RcvdBytes, (ip.len() + skb.len()) as u64);
         let bth = &pkt.headers.bth;
         let dest_qpn = bth.dest_qpn;
         trace::recv(

@@ -84,7 +84,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
         Ok(())
     })?;
     seal(crc, &mut skb, ip.len())?;
-    let sent = skb.data().len();
+    let sent = skb.len();
     match route {
         Route::Out => {
             // A full queue drops the packet; the sender's timer recovers.
