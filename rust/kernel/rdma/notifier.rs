@@ -176,9 +176,11 @@ impl CqNotifier {
     }
 
     fn call_handler(&self) {
-        // SAFETY: `with` passes the live CQ, which stays alive during the call.
-        self.cq
-            .with(|cq| unsafe { bindings::rroce_cq_comp_handler(cq) });
+        self.cq.with(|cq| {
+            // SAFETY: `with` passes the live CQ, which stays alive during
+            // the call.
+            unsafe { bindings::rroce_cq_comp_handler(cq) }
+        });
     }
 
     /// # Safety

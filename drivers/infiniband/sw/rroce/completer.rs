@@ -162,20 +162,14 @@ pub(crate) fn tick(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, now: u
     let (timeout, retry_cnt) = (inner.attr.timeout, inner.attr.retry_cnt);
     match inner.send.window.tick(now, timeout, retry_cnt, &Jiffies) {
         Timer::Idle => false,
-        Timer::RnrDone => {
-            let una = inner.send.window.una().get();
-            trace::retransmit(qp.qpn.get(), una, Resend::Rnr);
-            true
-        }
-        timer @ (Timer::Probe | Timer::Retry) => {
+        Timer::RnrDone => resend(qp, inner, Resend::Rnr),
+        Timer::Probe => {
             dev.count(Counter::Retransmits);
-            let reason = match timer {
-                Timer::Probe => Resend::Probe,
-                _ => Resend::Timeout,
-            };
-            let una = inner.send.window.una().get();
-            trace::retransmit(qp.qpn.get(), una, reason);
-            true
+            resend(qp, inner, Resend::Probe)
+        }
+        Timer::Retry => {
+            dev.count(Counter::Retransmits);
+            resend(qp, inner, Resend::Timeout)
         }
         Timer::GiveUp => {
             dev.count(Counter::RetryExceeded);
@@ -184,6 +178,13 @@ pub(crate) fn tick(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, now: u
             false
         }
     }
+}
+
+/// The requester goes back to the oldest PSN not acknowledged, for
+/// `reason`; it should run.
+fn resend(qp: &QpCore, inner: &QpInner, reason: Resend) -> bool {
+    trace::retransmit(qp.qpn.get(), inner.send.window.una().get(), reason);
+    true
 }
 
 /// A completion of `qp`'s that failed with `status`.

@@ -14,8 +14,8 @@ prog=$1
 
 require_cmd ibv_rc_pingpong rdma
 load_rroce || ktap_skip_all "rroce.ko does not load"
-T=/sys/kernel/tracing
-mountpoint -q $T || mount -t tracefs none $T
+T=$TRACEFS
+tracing_up
 ktap_plan 6
 
 events=$(ls $T/events/rroce 2>/dev/null | grep -v -e enable -e filter | tr '\n' ' ')

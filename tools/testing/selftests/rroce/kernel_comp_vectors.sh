@@ -19,8 +19,8 @@ require_cmd fio rdma ibv_devinfo
 ncpus=$(nproc)
 [ "$ncpus" -ge 2 ] || ktap_skip_all "a VM of one CPU"
 load_rroce || ktap_skip_all "rroce.ko does not load"
-T=/sys/kernel/tracing
-mountpoint -q $T || mount -t tracefs none $T
+T=$TRACEFS
+tracing_up
 echo 8192 >$T/buffer_size_kb &&
 	echo 1 >$T/events/rdma_core/cq_alloc/enable &&
 	echo 1 >$T/events/rdma_core/cq_schedule/enable || ktap_skip_all "no rdma_core tracepoints"

@@ -64,7 +64,7 @@ poll_qid() {
 polled_check() {
 	local qid events=/sys/kernel/tracing/events/nvme/nvme_setup_cmd n
 	[ "$(cat /sys/block/${NS#/dev/}/queue/io_poll)" = 1 ] && qid=$(poll_qid) || return 1
-	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+	tracing_up
 	echo >/sys/kernel/tracing/trace &&
 		echo "qid == $qid" >$events/filter &&
 		echo 1 >$events/enable || return 1

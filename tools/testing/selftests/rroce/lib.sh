@@ -244,6 +244,9 @@ ktap_sent() {
 	[ "$moved" -gt 1000 ]
 	ktap_result $? "$3 ($moved packets)"
 }
+# tracing_up: tracefs at $TRACEFS, mounted unless it is.
+TRACEFS=/sys/kernel/tracing
+tracing_up() { mountpoint -q $TRACEFS || mount -t tracefs none $TRACEFS; }
 # writable_modules: a writable layer over the VM's read-only /lib/modules,
 # for a test that installs the module there; the test is skipped without.
 writable_modules() {
