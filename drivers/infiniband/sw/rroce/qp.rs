@@ -22,7 +22,7 @@ use crate::kernel_ext::{
         QpMask, QpNotifier, QpState, QpType, Qpn, UData, UserContext,
     },
 };
-use crate::kernel_posts::{Fifo, KernelPosts};
+use crate::kernel_posts::KernelPosts;
 use crate::limits::{
     FIRST_QPN, LAST_QPN, MAX_24BIT, MAX_INLINE_DATA, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, PORT,
 };
@@ -34,7 +34,7 @@ use crate::proto::{
     psn::Psn,
     wqe::{RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
 };
-use crate::qp_core::{QpCore, QpInner};
+use crate::qp_core::{Live, QpCore, QpInner, QpLock};
 use crate::recv_queue::RecvQueue;
 use crate::send_queue::SendQueue;
 use crate::srq::Srq;
@@ -43,7 +43,7 @@ use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Flow;
 use crate::{completer, requester, responder};
-use kernel::{new_mutex, prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 /// QP1, the general services QP.
 const GSI_QPN: u32 = 1;
@@ -69,6 +69,7 @@ pub(crate) fn new_pool() -> impl PinInit<Pool<QpCore>, Error> {
 /// holds the [`QpCore`], whose state is gone by then.
 pub(crate) struct Qp {
     core: Arc<QpCore>,
+    live: Live,
 }
 
 impl Qp {
@@ -129,6 +130,7 @@ impl Qp {
             .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
             .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
+        let (state, live) = QpLock::new(QpInner::new(send, recv));
         let build = |n| {
             let qpn = Qpn::new(n);
             let flow = Flow::new(qpn);
@@ -149,15 +151,7 @@ impl Qp {
                     recv_cq: links.recv.core(),
                     flow <- flow,
                     ud_mtu,
-                    inner <- new_mutex!(Some(QpInner {
-                        attr: QpAttr::default(),
-                        av: Av::default(),
-                        send,
-                        recv,
-                        ksend: Fifo::new(),
-                        krecv: Fifo::new(),
-                        established: false,
-                    })),
+                    inner <- state,
                 }),
                 GFP_KERNEL,
             )
@@ -170,7 +164,7 @@ impl Qp {
             qps.add(build)?.1
         };
         let qpn = core.qpn;
-        Ok((Self { core }, qpn))
+        Ok((Self { core, live }, qpn))
     }
 
     /// A process's send and receive rings, which the response describes;
@@ -232,8 +226,8 @@ impl Qp {
     /// machine allows it and every value is one rroce supports.
     pub(crate) fn modify(&self, dev: &impl Services, change: &QpChange) -> Result {
         let qp = &*self.core;
-        let mut inner = qp.inner.lock();
-        let inner = inner.as_mut().ok_or(EINVAL)?;
+        let mut inner = qp.inner.lock(&self.live);
+        let inner = &mut *inner;
         if change.cur_state.is_some_and(|s| s != inner.attr.state)
             || !change.transition_ok(inner.attr.state, qp.qp_type)
             || !valid(change)
@@ -279,8 +273,7 @@ impl Qp {
     /// next to send and the next expected, which is what someone looking
     /// at a stuck QP wants to see.
     pub(crate) fn query(&self) -> Result<(QpAttr, Av, QpCaps)> {
-        let inner = self.core.inner.lock();
-        let inner = inner.as_ref().ok_or(EINVAL)?;
+        let inner = self.core.inner.lock(&self.live);
         let mut attr = inner.attr;
         attr.sq_psn = inner.send.next_psn().get();
         attr.rq_psn = inner.recv.expected_psn().get();
@@ -305,8 +298,8 @@ impl Qp {
     /// The doorbell: sends what the process posted.
     pub(crate) fn post_send(&self, dev: &impl Services) -> Result {
         let qp = &*self.core;
-        let mut inner = qp.inner.lock();
-        let inner = inner.as_mut().ok_or(EINVAL)?;
+        let mut inner = qp.inner.lock(&self.live);
+        let inner = &mut *inner;
         match inner.attr.state {
             QpState::Rts => qp.run(dev, inner),
             QpState::Err => qp.flush(inner),
@@ -319,9 +312,8 @@ impl Qp {
     /// once no packet or timer is using it any more.
     pub(crate) fn destroy(self, qps: &Pool<QpCore>, mws: &Pool<mw::MwCore>) {
         qps.withdraw(self.core.qpn.get());
-        // Its requests and their MR references go now, outside the lock.
-        let state = self.core.inner.lock().take();
-        drop(state);
+        // Its requests and their MR references go now.
+        self.core.inner.destroy(self.live);
         // The rings' mappings go with the QP, even if a work item still
         // holds its core: their user context is freed soon after.
         for ring in [&self.core.sq, &self.core.rq].into_iter().flatten() {
@@ -351,11 +343,11 @@ impl QpCore {
     /// Handles a packet for this QP; returns whether the QP owes its peer
     /// an ACK, for [`QpCore::send_owed_ack`] at the end of the burst.
     pub(crate) fn receive(&self, dev: &impl Services, pkt: &Packet<'_>, ip: &[u8]) -> bool {
-        let mut inner = self.inner.lock();
-        let Some(inner) = inner.as_mut() else {
+        let Some(mut inner) = self.inner.live() else {
             dev.count(Counter::DropBadState);
             return false;
         };
+        let inner = &mut *inner;
         if pkt.headers.bth.opcode.is_request() {
             self.establish(inner, pkt.headers.bth.psn);
             responder::receive(dev, self, inner, pkt, ip);
@@ -370,8 +362,8 @@ impl QpCore {
 
     /// Sends the ACK the QP owes, if any.
     pub(crate) fn send_owed_ack(&self, dev: &impl Services) {
-        if let Some(inner) = self.inner.lock().as_mut() {
-            responder::send_owed_ack(dev, self, inner);
+        if let Some(mut inner) = self.inner.live() {
+            responder::send_owed_ack(dev, self, &mut inner);
         }
     }
 
@@ -380,10 +372,10 @@ impl QpCore {
         if let Some(kernel) = &self.kernel {
             kernel.clear_due();
         }
-        let mut inner = self.inner.lock();
-        let Some(inner) = inner.as_mut() else {
+        let Some(mut inner) = self.inner.live() else {
             return;
         };
+        let inner = &mut *inner;
         match inner.attr.state {
             QpState::Rts => self.run(dev, inner),
             QpState::Err => self.flush(inner),
@@ -394,10 +386,10 @@ impl QpCore {
     /// The device timer fired at `now`, on the receive clock: retransmit if
     /// the peer has been silent.
     pub(crate) fn tick(&self, dev: &impl Services, now: u64) {
-        let mut inner = self.inner.lock();
-        let Some(inner) = inner.as_mut() else {
+        let Some(mut inner) = self.inner.live() else {
             return;
         };
+        let inner = &mut *inner;
         match inner.attr.state {
             QpState::Rts => {
                 if completer::tick(dev, self, inner, now) {

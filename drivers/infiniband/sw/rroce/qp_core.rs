@@ -25,14 +25,16 @@ use crate::proto::{
     psn::Psn,
     wqe::slot_wr_id,
 };
-use crate::recv_queue::RecvQueue;
+use crate::recv_queue::{Recv, RecvQueue, Write};
 use crate::send_queue::{Fetched, SendQueue};
 use crate::srq::SrqCore;
 use crate::trace;
 use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe, Wc};
 use crate::xmit::Flow;
+use core::ops::DerefMut;
 use kernel::{
+    new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
 };
@@ -64,10 +66,57 @@ pub(crate) struct QpCore {
     pub(crate) flow: Flow,
     /// UD: the largest datagram, from the port's MTU at creation.
     pub(crate) ud_mtu: u32,
-    /// Its state; none once it is destroyed, when nothing may touch its
-    /// rings or CQs any more, though a work item may still hold the core.
+    /// Its state, which the verbs reach through their [`Live`] proof and
+    /// the data path only until the QP is destroyed.
     #[pin]
-    pub(crate) inner: Mutex<Option<QpInner>>,
+    pub(crate) inner: QpLock,
+}
+
+/// A QP's state under its lock. A work item (a packet being handled, the
+/// timer, the kick list) may still hold the core of a destroyed QP, which
+/// must not touch its rings or CQs any more: it asks [`QpLock::live`],
+/// which says no. The verbs cannot meet a destroyed QP, and do not ask.
+#[pin_data]
+pub(crate) struct QpLock {
+    #[pin]
+    inner: Mutex<QpInner>,
+}
+
+/// The verbs' proof that a QP is not destroyed: [`QpLock::new`] makes one
+/// for each QP, the QP's handle holds it, and [`QpLock::destroy`] takes it.
+pub(crate) struct Live(());
+
+impl QpLock {
+    /// The lock of a new QP's state, and the proof its handle keeps.
+    pub(crate) fn new(inner: QpInner) -> (impl PinInit<Self>, Live) {
+        (pin_init!(Self { inner <- new_mutex!(inner) }), Live(()))
+    }
+
+    /// The state, for a verb.
+    pub(crate) fn lock(&self, _: &Live) -> impl DerefMut<Target = QpInner> + '_ {
+        self.inner.lock()
+    }
+
+    /// The state, for the data path: none once the QP is destroyed.
+    pub(crate) fn live(&self) -> Option<impl DerefMut<Target = QpInner> + '_> {
+        let inner = self.inner.lock();
+        (!inner.destroyed).then_some(inner)
+    }
+
+    /// Marks the QP destroyed, for what still holds its core, and lets go
+    /// of its requests and what they hold (MRs, AHs), out of the lock.
+    pub(crate) fn destroy(&self, _: Live) {
+        let held = self.inner.lock().release();
+        drop(held);
+        // Nothing else takes them now: one at a time, each out of the lock.
+        loop {
+            let taken = self.inner.lock().send.window.pop();
+            match taken {
+                Some(entry) => drop(entry),
+                None => break,
+            }
+        }
+    }
 }
 
 /// What changes, under the QP's lock.
@@ -82,6 +131,47 @@ pub(crate) struct QpInner {
     pub(crate) krecv: Fifo<RecvWqe>,
     /// COMM_EST was raised since the QP last entered RTR.
     pub(crate) established: bool,
+    destroyed: bool,
+}
+
+/// What a destroyed QP's requests held, besides those taken from the
+/// send queue.
+type Released = (
+    Option<SendWqe>,
+    Option<Recv>,
+    Option<Write>,
+    Fifo<SendWqe>,
+    Fifo<RecvWqe>,
+);
+
+impl QpInner {
+    /// The state of a new QP, in Reset.
+    pub(crate) fn new(send: SendQueue, recv: RecvQueue) -> Self {
+        Self {
+            attr: QpAttr::default(),
+            av: Av::default(),
+            send,
+            recv,
+            ksend: Fifo::new(),
+            krecv: Fifo::new(),
+            established: false,
+            destroyed: false,
+        }
+    }
+
+    /// Becomes the state of a destroyed QP, and returns what its requests
+    /// hold but those the send queue took. Anything here that holds another
+    /// object must be taken out: the QP's core may outlive the object.
+    fn release(&mut self) -> Released {
+        self.destroyed = true;
+        (
+            self.send.pending.take(),
+            self.recv.filling.take(),
+            self.recv.write.take(),
+            core::mem::replace(&mut self.ksend, Fifo::new()),
+            core::mem::replace(&mut self.krecv, Fifo::new()),
+        )
+    }
 }
 
 impl QpCore {
@@ -218,8 +308,8 @@ impl QpCore {
 
     /// Moves to the error state from outside the data path.
     pub(crate) fn fail(&self) {
-        if let Some(inner) = self.inner.lock().as_mut() {
-            self.enter_error(inner);
+        if let Some(mut inner) = self.inner.live() {
+            self.enter_error(&mut inner);
         }
     }
 

@@ -497,7 +497,7 @@ fn atomic(
         .ext
         .atomic
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-    let (mr, offset) = atomic_target(dev, qp, a.rkey, Access::REMOTE_ATOMIC, a.va)?;
+    let (mr, offset) = atomic_target(dev, qp, Rkey::new(a.rkey), Access::REMOTE_ATOMIC, a.va)?;
     let op = if pkt.headers.bth.opcode.operation() == Operation::CompareSwap {
         AtomicOp::CompareSwap {
             compare: a.compare,
@@ -531,7 +531,7 @@ fn atomic_write(
     if !qp_access.contains(Access::REMOTE_WRITE) {
         return Err(Refusal::Nak(NakCode::RemoteAccessError));
     }
-    let (mr, offset) = atomic_target(dev, qp, reth.rkey, Access::REMOTE_WRITE, reth.va)?;
+    let (mr, offset) = atomic_target(dev, qp, Rkey::new(reth.rkey), Access::REMOTE_WRITE, reth.va)?;
     // The value's bytes as the requester's memory held them, as the
     // C rxe stores them.
     let value = u64::from_ne_bytes(value);
@@ -544,11 +544,11 @@ fn atomic_write(
 fn atomic_target(
     dev: &impl Services,
     qp: &QpCore,
-    rkey: u32,
+    rkey: Rkey,
     access: Access,
     va: u64,
 ) -> Result<(Arc<MrCore>, usize), Refusal> {
-    let target = mw::lookup_remote(dev.keys(), qp.for_mw(), Rkey::new(rkey), access, va, 8)?;
+    let target = mw::lookup_remote(dev.keys(), qp.for_mw(), rkey, access, va, 8)?;
     if va % 8 != 0 {
         return Err(Refusal::Nak(NakCode::InvalidRequest));
     }
