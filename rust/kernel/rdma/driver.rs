@@ -269,6 +269,25 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The values of the counters named by [`Driver::COUNTER_NAMES`]; the
     /// device has hw_counters only with both.
     fn counters(_dev: &Device<Self>, _values: &mut [u64]) {}
+    /// Binds `qp` to the counter set `id` of `rdma statistic qp`, or to a
+    /// new set if `id` is none; returns the set's id, never 0. A set has
+    /// the port's counters, [`Driver::COUNTER_NAMES`]: what a QP bound to
+    /// it counts goes there instead of to the port's own values, since
+    /// `rdma statistic show link` adds the sets to those.
+    fn counter_bind_qp(_dev: &Device<Self>, _qp: &Self::Qp, _id: Option<u32>) -> Result<u32> {
+        Err(eopnotsupp())
+    }
+    /// Unbinds `qp` from its counter set: it counts to the port again.
+    fn counter_unbind_qp(_dev: &Device<Self>, _qp: &Self::Qp) -> Result {
+        Err(eopnotsupp())
+    }
+    /// The counter set `id`, with no QP bound to it any more, goes.
+    fn counter_dealloc(_dev: &Device<Self>, _id: u32) {}
+    /// The values of the counter set `id`, in the order of
+    /// [`Driver::COUNTER_NAMES`].
+    fn counter_values(_dev: &Device<Self>, _id: u32, _values: &mut [u64]) -> Result {
+        Err(eopnotsupp())
+    }
     /// Handles a RoCEv2 packet for the device, in process context (the
     /// receive work, or a doorbell, see [`Device::plug_local_rx`]); `skb`
     /// is linear and its data starts at the UDP header.

@@ -49,16 +49,16 @@ pub(crate) fn receive_response(
             let Some(aeth) = pkt.headers.ext.aeth else {
                 return false;
             };
-            let window = &mut inner.send.window;
             match aeth.syndrome {
-                Syndrome::Ack { .. } => window.ack(psn, now),
+                Syndrome::Ack { .. } => inner.send.window.ack(psn, now),
                 Syndrome::RnrNak { timer } => {
-                    dev.count(Counter::RnrNakRcvd);
+                    inner.count(dev, Counter::RnrNakRcvd);
                     trace::rnr_wait(qp.qpn.get(), psn.get(), timer);
                     let limit = inner.attr.rnr_retry;
-                    if let RnrNak::Exceeded(slot) = window.rnr_nak(psn, timer, limit, now, &Jiffies)
+                    if let RnrNak::Exceeded(slot) =
+                        inner.send.window.rnr_nak(psn, timer, limit, now, &Jiffies)
                     {
-                        dev.count(Counter::RnrRetryExceeded);
+                        inner.count(dev, Counter::RnrRetryExceeded);
                         if let Some(k) = slot {
                             fail(qp, inner, k, WcStatus::RnrRetryExcErr);
                         }
@@ -66,12 +66,12 @@ pub(crate) fn receive_response(
                     }
                 }
                 Syndrome::Nak(NakCode::PsnSequenceError) => {
-                    dev.count(Counter::SeqNakRcvd);
+                    inner.count(dev, Counter::SeqNakRcvd);
                     trace::retransmit(qp.qpn.get(), psn.get(), Resend::SeqNak);
-                    window.seq_nak(psn, now);
+                    inner.send.window.seq_nak(psn, now);
                 }
                 Syndrome::Nak(code) => {
-                    if let Some(k) = window.fatal_nak(psn, now) {
+                    if let Some(k) = inner.send.window.fatal_nak(psn, now) {
                         let status = match code {
                             NakCode::RemoteAccessError => WcStatus::RemAccessErr,
                             NakCode::RemoteOperationalError => WcStatus::RemOpErr,
@@ -164,15 +164,15 @@ pub(crate) fn tick(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, now: u
         Timer::Idle => false,
         Timer::RnrDone => resend(qp, inner, Resend::Rnr),
         Timer::Probe => {
-            dev.count(Counter::Retransmits);
+            inner.count(dev, Counter::Retransmits);
             resend(qp, inner, Resend::Probe)
         }
         Timer::Retry => {
-            dev.count(Counter::Retransmits);
+            inner.count(dev, Counter::Retransmits);
             resend(qp, inner, Resend::Timeout)
         }
         Timer::GiveUp => {
-            dev.count(Counter::RetryExceeded);
+            inner.count(dev, Counter::RetryExceeded);
             let head = inner.send.window.head();
             fail(qp, inner, head, WcStatus::RetryExcErr);
             false

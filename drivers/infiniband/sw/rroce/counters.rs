@@ -3,10 +3,16 @@
 //! The device's counters, which `rdma statistic show link rroce0/1` shows:
 //! packets, the protocol's recovery events, drops by reason, and bytes.
 //! The Performance Management agent reports the port's share of them.
+//!
+//! A QP bound to a counter set (`rdma statistic qp set ... auto on`, or
+//! `rdma statistic qp bind`) counts what happens to it in the set instead
+//! of the port's own counters: `rdma statistic show link` adds the sets to
+//! those, so the totals stay whole.
 
+use crate::pool::Pool;
 use crate::proto::pma::PortCounts;
 use core::sync::atomic::{AtomicU64, Ordering};
-use kernel::{c_str, prelude::*};
+use kernel::{c_str, prelude::*, sync::Arc};
 
 /// What is counted. The order is that of [`NAMES`].
 #[derive(Clone, Copy, Debug)]
@@ -68,7 +74,7 @@ pub(crate) const NAMES: &[&CStr] = &[
 const COUNT: usize = Counter::RcvdMcastPkts as usize + 1;
 const _: () = assert!(NAMES.len() == COUNT);
 
-/// One device's counters.
+/// A set of the counters: a port's own, or a set QPs are bound to.
 pub(crate) struct Counters([AtomicU64; COUNT]);
 
 impl Counters {
@@ -77,13 +83,8 @@ impl Counters {
         Self([const { AtomicU64::new(0) }; COUNT])
     }
 
-    /// Counts one `c`.
-    pub(crate) fn inc(&self, c: Counter) {
-        self.add(c, 1);
-    }
-
     /// Counts `n` more `c`.
-    pub(crate) fn add(&self, c: Counter, n: u64) {
+    fn add(&self, c: Counter, n: u64) {
         self.0[c as usize].fetch_add(n, Ordering::Relaxed);
     }
 
@@ -91,24 +92,86 @@ impl Counters {
         self.0[c as usize].load(Ordering::Relaxed)
     }
 
-    /// What the Performance Management agent reports of the port.
-    pub(crate) fn port_counts(&self) -> PortCounts {
-        PortCounts {
-            xmit_bytes: self.get(Counter::SentBytes),
-            rcv_bytes: self.get(Counter::RcvdBytes),
-            xmit_packets: self.get(Counter::SentPkts),
-            rcv_packets: self.get(Counter::RcvdPkts),
-            xmit_multicast: self.get(Counter::SentMcastPkts),
-            rcv_multicast: self.get(Counter::RcvdMcastPkts),
-            rcv_errors: self.get(Counter::DropBadIcrc) + self.get(Counter::DropBadHeader),
-            xmit_discards: self.get(Counter::SendErr),
-        }
-    }
-
     /// The values, in the order of [`NAMES`].
     pub(crate) fn read(&self, values: &mut [u64]) {
         for (v, c) in values.iter_mut().zip(&self.0) {
             *v = c.load(Ordering::Relaxed);
+        }
+    }
+}
+
+/// A port's counters: its own, and the sets its QPs count in.
+#[pin_data]
+pub(crate) struct PortCounters {
+    own: Counters,
+    /// What bound QPs counted in their sets, those since gone included:
+    /// with `own`, the whole port's.
+    in_sets: Counters,
+    /// The sets QPs are bound to, by id.
+    #[pin]
+    sets: Pool<Counters>,
+}
+
+impl PortCounters {
+    /// All zero, with no sets, which will have ids up to `last_set`.
+    pub(crate) fn new(last_set: u32) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            own: Counters::new(),
+            in_sets: Counters::new(),
+            sets <- Pool::new(1, last_set),
+        })
+    }
+
+    /// Counts `n` more `c` in `set`, if a QP is bound to one, else in the
+    /// port's own.
+    pub(crate) fn add(&self, set: Option<&Counters>, c: Counter, n: u64) {
+        match set {
+            Some(set) => {
+                set.add(c, n);
+                self.in_sets.add(c, n);
+            }
+            None => self.own.add(c, n),
+        }
+    }
+
+    /// The set `id`, or a new one if `id` is none, and its id.
+    pub(crate) fn set(&self, id: Option<u32>) -> Result<(u32, Arc<Counters>)> {
+        match id {
+            Some(id) => Ok((id, self.sets.get(id).ok_or(EINVAL)?)),
+            None => self
+                .sets
+                .add(|_| Arc::new(Counters::new(), GFP_KERNEL).map_err(Into::into)),
+        }
+    }
+
+    /// The set `id` goes; what it counted stays in the port's total.
+    pub(crate) fn remove_set(&self, id: u32) {
+        self.sets.remove(id);
+    }
+
+    /// The values of set `id`, in the order of [`NAMES`].
+    pub(crate) fn read_set(&self, id: u32, values: &mut [u64]) -> Result {
+        self.sets.get(id).ok_or(EINVAL)?.read(values);
+        Ok(())
+    }
+
+    /// The port's own values, in the order of [`NAMES`].
+    pub(crate) fn read_own(&self, values: &mut [u64]) {
+        self.own.read(values);
+    }
+
+    /// What the Performance Management agent reports of the port.
+    pub(crate) fn port_counts(&self) -> PortCounts {
+        let get = |c| self.own.get(c) + self.in_sets.get(c);
+        PortCounts {
+            xmit_bytes: get(Counter::SentBytes),
+            rcv_bytes: get(Counter::RcvdBytes),
+            xmit_packets: get(Counter::SentPkts),
+            rcv_packets: get(Counter::RcvdPkts),
+            xmit_multicast: get(Counter::SentMcastPkts),
+            rcv_multicast: get(Counter::RcvdMcastPkts),
+            rcv_errors: get(Counter::DropBadIcrc) + get(Counter::DropBadHeader),
+            xmit_discards: get(Counter::SendErr),
         }
     }
 }

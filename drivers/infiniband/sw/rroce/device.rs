@@ -7,7 +7,7 @@
 //! the attributes and why they have their values.
 
 use crate::ah::{self, Ah, AhCore};
-use crate::counters::{self, Counter, Counters};
+use crate::counters::{self, Counter, Counters, PortCounters};
 use crate::cq::Cq;
 use crate::device_services::Services;
 use crate::kernel_ext::{
@@ -73,7 +73,8 @@ pub(crate) struct RroceDevice {
     mcast: Groups,
     /// The last protection domain number given.
     last_pd: AtomicU32,
-    counters: Counters,
+    #[pin]
+    counters: PortCounters,
     /// Keeps the RoCEv2 sockets open.
     _transport: TransportUse<Self>,
     /// The port state last announced with an event, so a netdev event that
@@ -121,6 +122,9 @@ const ACK_HOLD_JIFFIES: u64 = 1;
 /// No QP has this number (they have 24 bits).
 const NO_QP: u32 = u32::MAX;
 
+/// The last counter set id: a set has a QP bound to it, or is on its way.
+const LAST_COUNTER_SET: u32 = MAX_QP;
+
 /// The registry of rroce devices, reachable from `rdma link add`.
 static DEVICES: Global<RroceDevice> = Global::new();
 
@@ -163,9 +167,9 @@ impl RroceDevice {
         Ok(qps)
     }
 
-    /// Counts one `c`.
+    /// Counts one `c` of the port's own.
     pub(crate) fn count(&self, c: Counter) {
-        self.counters.inc(c);
+        self.counters.add(None, c, 1);
     }
 
     /// The port's state as the netdev dictates it.
@@ -514,21 +518,46 @@ impl Driver for RroceDevice {
     }
 
     fn counters(dev: &Device<Self>, values: &mut [u64]) {
-        dev.data().counters.read(values);
+        dev.data().counters.read_own(values);
+    }
+
+    fn counter_bind_qp(dev: &Device<Self>, qp: &Qp, id: Option<u32>) -> Result<u32> {
+        let (id, set) = dev.data().counters.set(id)?;
+        qp.count_in(Some(set));
+        Ok(id)
+    }
+
+    fn counter_unbind_qp(_dev: &Device<Self>, qp: &Qp) -> Result {
+        qp.count_in(None);
+        Ok(())
+    }
+
+    fn counter_dealloc(dev: &Device<Self>, id: u32) {
+        dev.data().counters.remove_set(id);
+    }
+
+    fn counter_values(dev: &Device<Self>, id: u32, values: &mut [u64]) -> Result {
+        dev.data().counters.read_set(id, values)
     }
 
     /// A packet for this device: checked, then given to its QP. Anything
     /// malformed, unsealed or for no QP is dropped and counted.
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         let data = dev.data();
-        data.count(Counter::RcvdPkts);
         let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
             Ok(parsed) => parsed,
-            Err(drop) => return data.count(drop),
+            Err(drop) => {
+                data.count(Counter::RcvdPkts);
+                return data.count(drop);
+            }
         };
-        // The IP datagram: its header, then from the UDP header on.
-        data.counters
-            .add(Counter::RcvdBytes, (ip.len() + skb.len()) as u64);
+        // The IP datagram: its header, then from the UDP header on. A QP
+        // counts its own; the port what goes to none.
+        let bytes = (ip.len() + skb.len()) as u64;
+        let count_for_port = || {
+            data.count(Counter::RcvdPkts);
+            data.counters.add(None, Counter::RcvdBytes, bytes);
+        };
         let bth = &pkt.headers.bth;
         let dest_qpn = bth.dest_qpn;
         trace::recv(
@@ -539,6 +568,7 @@ impl Driver for RroceDevice {
             pkt.headers.syndrome(),
         );
         if dest_qpn == MULTICAST_QPN {
+            count_for_port();
             data.count(Counter::RcvdMcastPkts);
             // Every QP attached to the group gets the datagram; each checks
             // it as its own (type, Q_Key).
@@ -548,11 +578,12 @@ impl Driver for RroceDevice {
                 data.count(Counter::DropUnknownQp);
             }
             for qp in qpns.iter().filter_map(|qpn| data.qps().get(qpn.get())) {
-                qp.receive(dev, &pkt, ip);
+                qp.receive(dev, &pkt, ip, None);
             }
             return;
         }
         let Some(qp) = data.qps().get(dest_qpn) else {
+            count_for_port();
             return data.count(Counter::DropUnknownQp);
         };
         // One QP owes an ACK at a time: another's is sent first, as is one
@@ -563,7 +594,9 @@ impl Driver for RroceDevice {
         {
             Self::received(dev);
         }
-        if qp.receive(dev, &pkt, ip) && data.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP {
+        if qp.receive(dev, &pkt, ip, Some(bytes))
+            && data.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP
+        {
             data.ack_owed_since.store(jiffies(), Ordering::Relaxed);
         }
     }
@@ -620,8 +653,8 @@ impl Driver for RroceDevice {
 }
 
 impl Services for Device<RroceDevice> {
-    fn count(&self, counter: Counter) {
-        self.data().count(counter);
+    fn count(&self, set: Option<&Counters>, counter: Counter, n: u64) {
+        self.data().counters.add(set, counter, n);
     }
 
     fn keys(&self) -> Keys<'_> {
@@ -638,6 +671,7 @@ impl Services for Device<RroceDevice> {
 
     fn transmit(
         &self,
+        set: Option<&Counters>,
         av: &Av,
         flow: &Flow,
         headers: Headers,
@@ -645,17 +679,18 @@ impl Services for Device<RroceDevice> {
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result {
         let data = self.data();
+        let count = |c, n| data.counters.add(set, c, n);
         match xmit::send(self, &data.crc, av, flow, headers, payload_len, fill) {
             Ok(bytes) => {
-                data.count(Counter::SentPkts);
-                data.counters.add(Counter::SentBytes, bytes as u64);
+                count(Counter::SentPkts, 1);
+                count(Counter::SentBytes, bytes as u64);
                 if ip::is_multicast(&av.dgid) {
-                    data.count(Counter::SentMcastPkts);
+                    count(Counter::SentMcastPkts, 1);
                 }
                 Ok(())
             }
             Err(e) => {
-                data.count(Counter::SendErr);
+                count(Counter::SendErr, 1);
                 Err(e)
             }
         }
@@ -721,7 +756,7 @@ impl NewLink for RroceDevice {
                 ahs <- ah::new_pool(),
                 mcast <- Groups::new(),
                 last_pd: AtomicU32::new(0),
-                counters: Counters::new(),
+                counters <- PortCounters::new(LAST_COUNTER_SET),
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),
                 guid,

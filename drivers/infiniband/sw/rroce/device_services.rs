@@ -8,7 +8,7 @@
 //! the device: the files that run QPs sit below `device.rs`, never beside it.
 
 use crate::ah::AhCore;
-use crate::counters::Counter;
+use crate::counters::{Counter, Counters};
 use crate::kernel_ext::rdma::Qpn;
 use crate::kernel_ext::{fill::Fill, net::NetDevice, rdma::Av};
 use crate::mw::Keys;
@@ -19,8 +19,9 @@ use kernel::{prelude::*, types::ARef};
 
 /// A device's services to its QPs.
 pub(crate) trait Services {
-    /// Counts one `counter`.
-    fn count(&self, counter: Counter);
+    /// Counts `n` more `counter` of a QP bound to the counter set `set`,
+    /// or of one that is not.
+    fn count(&self, set: Option<&Counters>, counter: Counter, n: u64);
 
     /// The MRs and memory windows, where keys are looked up.
     fn keys(&self) -> Keys<'_>;
@@ -33,9 +34,10 @@ pub(crate) trait Services {
 
     /// Sends one packet of `flow` to `av`, with `headers` and a payload of
     /// `payload_len` bytes, which `fill` appends, and counts it as sent or
-    /// as a send error.
+    /// as a send error, in `set` as [`Services::count`] does.
     fn transmit(
         &self,
+        set: Option<&Counters>,
         av: &Av,
         flow: &Flow,
         headers: Headers,

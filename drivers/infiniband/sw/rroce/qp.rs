@@ -12,7 +12,7 @@
 //! state (`qp_core.rs`). None of them knows the device: they reach it
 //! through [`Services`].
 
-use crate::counters::Counter;
+use crate::counters::{Counter, Counters};
 use crate::cq::Cq;
 use crate::device_services::Services;
 use crate::kernel_ext::{
@@ -280,6 +280,12 @@ impl Qp {
         Ok((attr, inner.av, self.core.caps))
     }
 
+    /// Counts what happens to the QP in `set` from now on, or in the
+    /// port's own counters.
+    pub(crate) fn count_in(&self, set: Option<Arc<Counters>>) {
+        self.core.inner.lock(&self.live).counter_set = set;
+    }
+
     /// The QP's number, for the multicast groups it may join.
     pub(crate) fn qpn(&self) -> Qpn {
         self.core.qpn
@@ -340,11 +346,25 @@ impl QpCore {
         }
     }
 
-    /// Handles a packet for this QP; returns whether the QP owes its peer
-    /// an ACK, for [`QpCore::send_owed_ack`] at the end of the burst.
-    pub(crate) fn receive(&self, dev: &impl Services, pkt: &Packet<'_>, ip: &[u8]) -> bool {
-        let Some(mut inner) = self.inner.live() else {
-            dev.count(Counter::DropBadState);
+    /// Handles a packet for this QP, which counts it as received if
+    /// `bytes`, the datagram's size, is given (the port counts a multicast
+    /// datagram, which several QPs get); returns whether the QP owes its
+    /// peer an ACK, for [`QpCore::send_owed_ack`] at the end of the burst.
+    pub(crate) fn receive(
+        &self,
+        dev: &impl Services,
+        pkt: &Packet<'_>,
+        ip: &[u8],
+        bytes: Option<u64>,
+    ) -> bool {
+        let live = self.inner.live();
+        let set = live.as_ref().and_then(|inner| inner.counter_set.as_deref());
+        if let Some(bytes) = bytes {
+            dev.count(set, Counter::RcvdPkts, 1);
+            dev.count(set, Counter::RcvdBytes, bytes);
+        }
+        let Some(mut inner) = live else {
+            dev.count(None, Counter::DropBadState, 1);
             return false;
         };
         let inner = &mut *inner;

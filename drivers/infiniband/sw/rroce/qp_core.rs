@@ -8,6 +8,7 @@
 //! responder, sits above this file, and the QP verbs that run them above
 //! those (`qp.rs`).
 
+use crate::counters::{Counter, Counters};
 use crate::cq::CqCore;
 use crate::device_services::Services;
 use crate::kernel_ext::fill::Fill;
@@ -131,6 +132,8 @@ pub(crate) struct QpInner {
     pub(crate) krecv: Fifo<RecvWqe>,
     /// COMM_EST was raised since the QP last entered RTR.
     pub(crate) established: bool,
+    /// The counter set it is bound to, which counts what happens to it.
+    pub(crate) counter_set: Option<Arc<Counters>>,
     destroyed: bool,
 }
 
@@ -155,8 +158,14 @@ impl QpInner {
             ksend: Fifo::new(),
             krecv: Fifo::new(),
             established: false,
+            counter_set: None,
             destroyed: false,
         }
+    }
+
+    /// Counts one `c` of this QP's.
+    pub(crate) fn count(&self, dev: &impl Services, c: Counter) {
+        dev.count(self.counter_set.as_deref(), c, 1);
     }
 
     /// Becomes the state of a destroyed QP, and returns what its requests
@@ -164,6 +173,7 @@ impl QpInner {
     /// object must be taken out: the QP's core may outlive the object.
     fn release(&mut self) -> Released {
         self.destroyed = true;
+        self.counter_set = None;
         (
             self.send.pending.take(),
             self.recv.filling.take(),
@@ -200,10 +210,12 @@ impl QpCore {
     }
 
     /// Sends a packet to `av`; a failure is a lost packet, which the
-    /// requester's timer recovers from, and the device counts it.
+    /// requester's timer recovers from, and the device counts it in `set`,
+    /// the QP's counter set.
     pub(crate) fn send(
         &self,
         dev: &impl Services,
+        set: Option<&Counters>,
         av: &Av,
         headers: Headers,
         payload_len: usize,
@@ -218,7 +230,20 @@ impl QpCore {
             payload_len as u32,
             headers.syndrome(),
         );
-        let _ = dev.transmit(av, &self.flow, headers, payload_len, fill);
+        let _ = dev.transmit(set, av, &self.flow, headers, payload_len, fill);
+    }
+
+    /// Sends a packet to the connected peer, as [`QpCore::send`] does.
+    pub(crate) fn send_to_peer(
+        &self,
+        dev: &impl Services,
+        inner: &QpInner,
+        headers: Headers,
+        payload_len: usize,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result,
+    ) {
+        let set = inner.counter_set.as_deref();
+        self.send(dev, set, &inner.av, headers, payload_len, fill);
     }
 
     /// The send queue's consumer index moved to `head`: a request is done

@@ -328,9 +328,14 @@ fn send_packet(
     let headers = Headers { bth, ext: p.ext };
     if let Some(e) = window.get(index) {
         let local = &e.local;
-        qp.send(dev, &av, headers, p.len, |buf| {
-            local.gather(p.at, p.len, buf).map_err(|_| EFAULT)
-        });
+        qp.send(
+            dev,
+            inner.counter_set.as_deref(),
+            &av,
+            headers,
+            p.len,
+            |buf| local.gather(p.at, p.len, buf).map_err(|_| EFAULT),
+        );
     }
     window.sent(index, next, rc, jiffies());
     true

@@ -105,7 +105,7 @@ fn respond(
     fill: impl FnOnce(&mut Fill<'_>) -> Result,
 ) {
     send_owed_ack(dev, qp, inner);
-    qp.send(dev, &inner.av, headers, len, fill);
+    qp.send_to_peer(dev, inner, headers, len, fill);
 }
 
 /// Sends the ACK the QP owes, if any: the burst of packets that drew it
@@ -113,7 +113,7 @@ fn respond(
 pub(crate) fn send_owed_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     if let Some(psn) = inner.recv.ack_owed.take() {
         let headers = aeth_headers(qp, inner, Opcode::RcAck, psn, ack());
-        qp.send(dev, &inner.av, headers, 0, |_| Ok(()));
+        qp.send_to_peer(dev, inner, headers, 0, |_| Ok(()));
     }
 }
 
@@ -132,7 +132,7 @@ pub(crate) fn receive(
     ip: &[u8],
 ) {
     if !matches!(inner.attr.state, QpState::Rtr | QpState::Rts) {
-        dev.count(Counter::DropBadState);
+        inner.count(dev, Counter::DropBadState);
         return;
     }
     let opcode = pkt.headers.bth.opcode;
@@ -143,7 +143,7 @@ pub(crate) fn receive(
             | (Transport::Ud, QpType::Ud | QpType::Gsi)
     );
     if !transport_ok || pkt.payload.len() > qp.mtu(inner) as usize {
-        dev.count(Counter::DropBadHeader);
+        inner.count(dev, Counter::DropBadHeader);
         return;
     }
     match qp.qp_type {
@@ -158,15 +158,15 @@ fn receive_rc(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packe
     let psn = bth.psn;
     let epsn = inner.recv.epsn;
     if psn.before(epsn) {
-        dev.count(Counter::DuplicateRequest);
+        inner.count(dev, Counter::DuplicateRequest);
         duplicate(dev, qp, inner, pkt);
         return;
     }
     if psn != epsn {
-        dev.count(Counter::OutOfSeqRequest);
+        inner.count(dev, Counter::OutOfSeqRequest);
         if inner.recv.nak_sent != Some(epsn) {
             inner.recv.nak_sent = Some(epsn);
-            dev.count(Counter::SeqNakSent);
+            inner.count(dev, Counter::SeqNakSent);
             send_ack(
                 dev,
                 qp,
@@ -180,14 +180,14 @@ fn receive_rc(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packe
     match execute(dev, qp, inner, pkt) {
         Ok(()) => {}
         Err(Refusal::NotReady) => {
-            dev.count(Counter::RnrNakSent);
+            inner.count(dev, Counter::RnrNakSent);
             let timer = inner.attr.min_rnr_timer;
             send_ack(dev, qp, inner, psn, Syndrome::RnrNak { timer });
         }
         Err(Refusal::Nak(code)) => {
             // The request is dropped whole; the requester's QP fails.
             if code == NakCode::RemoteAccessError {
-                dev.count(Counter::AccessNakSent);
+                inner.count(dev, Counter::AccessNakSent);
             }
             inner.recv.write = None;
             send_ack(dev, qp, inner, psn, Syndrome::Nak(code));

@@ -60,6 +60,11 @@ impl<T: Driver> Adapter<T> {
         poll_cq: Some(Self::poll_cq),
         alloc_hw_port_stats: op_if!(Self::HAS_COUNTERS, Self::alloc_hw_port_stats),
         get_hw_stats: op_if!(Self::HAS_COUNTERS, Self::get_hw_stats),
+        counter_bind_qp: op_if!(Self::HAS_QP_COUNTERS, Self::counter_bind_qp),
+        counter_unbind_qp: op_if!(Self::HAS_QP_COUNTERS, Self::counter_unbind_qp),
+        counter_dealloc: op_if!(Self::HAS_QP_COUNTERS, Self::counter_dealloc),
+        counter_alloc_stats: op_if!(Self::HAS_QP_COUNTERS, Self::counter_alloc_stats),
+        counter_update_stats: op_if!(Self::HAS_QP_COUNTERS, Self::counter_update_stats),
         destroy_ah: Some(Self::destroy_ah),
         create_srq: op_if!(T::HAS_CREATE_SRQ, Self::create_srq),
         modify_srq: op_if!(T::HAS_MODIFY_SRQ, Self::modify_srq),
@@ -81,4 +86,11 @@ impl<T: Driver> Adapter<T> {
 
     /// Whether the device has port counters: their names and values.
     const HAS_COUNTERS: bool = T::HAS_COUNTERS && !T::COUNTER_NAMES.is_empty();
+
+    /// Whether QPs can count apart (`rdma statistic qp`), in sets of the
+    /// port's counters.
+    const HAS_QP_COUNTERS: bool = Self::HAS_COUNTERS
+        && T::HAS_COUNTER_BIND_QP
+        && T::HAS_COUNTER_UNBIND_QP
+        && T::HAS_COUNTER_VALUES;
 }
