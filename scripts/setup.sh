@@ -42,7 +42,8 @@ apt_install() {
 # Build prerequisites of the kernel and of rroce, the VM, and the userspace
 # the tests run inside it (the VM shares the host's root file system): RDMA
 # tools, and the middleware people build on (UCX, Open MPI, libfabric); for
-# make bench and scripts/profile.sh, gnuplot and perf.
+# make bench and scripts/profile.sh, gnuplot and perf; tcpdump, for the
+# capture test.
 PACKAGES=(
 	linux-source-6.12
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
@@ -51,7 +52,7 @@ PACKAGES=(
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	libibverbs-dev librdmacm-dev
 	ucx-utils libucx-dev openmpi-bin libopenmpi-dev libfabric-bin libfabric-dev
-	iproute2 iperf3 iputils-ping procps
+	iproute2 iperf3 iputils-ping procps tcpdump
 	fio nfs-kernel-server dkms
 	gnuplot-nox linux-perf
 )

@@ -492,3 +492,40 @@ int rroce_ida_alloc(struct ida *ida, unsigned int min, unsigned int max)
 {
 	return ida_alloc_range(ida, min, max, GFP_KERNEL);
 }
+
+/*
+ * Packets the device sends to itself never reach its netdev. With this on,
+ * a copy of each goes to the netdev's packet taps (tcpdump, Wireshark), as
+ * if it had left through the netdev; off, it costs a load and a branch.
+ */
+bool rroce_capture_loopback;
+module_param_named(capture_loopback, rroce_capture_loopback, bool, 0644);
+MODULE_PARM_DESC(capture_loopback,
+		 "Show packets between QPs of one device to packet capture on its netdev");
+
+/*
+ * Shows @skb, whose data starts at its IP header, to @dev's packet taps if
+ * any listen: a copy with a link-layer header from and to @dev itself.
+ */
+void rroce_skb_tap(struct sk_buff *skb, struct net_device *dev)
+{
+	struct sk_buff *copy;
+
+	if (!dev_nit_active(dev))
+		return;
+	copy = skb_copy_expand(skb, LL_RESERVED_SPACE(dev), 0, GFP_ATOMIC);
+	if (!copy)
+		return;
+	copy->dev = dev;
+	skb_reset_network_header(copy);
+	if (dev_hard_header(copy, dev, ntohs(copy->protocol), dev->dev_addr,
+			    dev->dev_addr, copy->len) >= 0) {
+		skb_reset_mac_header(copy);
+		/* Taps expect what the transmit path gives them: BHs off. */
+		local_bh_disable();
+		dev_queue_xmit_nit(copy, dev);
+		local_bh_enable();
+	}
+	consume_skb(copy);
+}
+

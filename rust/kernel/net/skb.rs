@@ -194,6 +194,22 @@ impl SkBuff {
         unsafe { bindings::rroce_skb_pull_to_transport(self.0.as_ptr()) };
     }
 
+    /// Shows the packet, whose data starts at its IP header, to `netdev`'s
+    /// packet taps, as if it left through `netdev`, if the module's
+    /// `capture_loopback` parameter is on and a tap listens.
+    pub(crate) fn show_to_taps(&self, netdev: &NetDevice) {
+        // SAFETY: A `bool` module parameter that sysfs may change at any
+        // time; a racing read sees either value.
+        let on = unsafe {
+            core::ptr::read_volatile(core::ptr::addr_of!(bindings::rroce_capture_loopback))
+        };
+        if on {
+            // SAFETY: The skb and the netdev are alive during the call, which
+            // leaves the skb as it was.
+            unsafe { bindings::rroce_skb_tap(self.0.as_ptr(), netdev.as_raw()) };
+        }
+    }
+
     /// Sends a packet `route` prepared.
     pub(crate) fn ip_output(self) -> Result {
         let v4 = self.protocol() == ETH_P_IP;

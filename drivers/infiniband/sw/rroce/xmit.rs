@@ -3,7 +3,8 @@
 //! Sending RoCEv2 packets: build the transport headers and payload in an
 //! skb, route it with the kernel's own route lookup, seal it with the ICRC,
 //! and hand it to IP, or straight back to our receive path when the
-//! destination is an address of this host.
+//! destination is an address of this host (shown to packet capture on the
+//! netdev if the `capture_loopback` module parameter asks for it).
 
 use crate::kernel_ext::{
     crc32::Crc32,
@@ -91,6 +92,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
             let _ = skb.ip_output();
         }
         Route::Local => {
+            skb.show_to_taps(&netdev);
             skb.pull_to_transport();
             dev.deliver_local(skb);
         }
