@@ -43,6 +43,11 @@ pub(crate) enum Counter {
     /// Packets to and from multicast groups.
     SentMcastPkts,
     RcvdMcastPkts,
+    /// Packets received marked Congestion Experienced, the CNPs sent for
+    /// them, and CNPs received, which nothing acts on yet.
+    NpEcnMarked,
+    NpCnpSent,
+    RpCnpIgnored,
 }
 
 /// The counters' names, as `rdma statistic` prints them.
@@ -69,9 +74,12 @@ pub(crate) const NAMES: &[&CStr] = &[
     c_str!("rcvd_bytes"),
     c_str!("sent_mcast_pkts"),
     c_str!("rcvd_mcast_pkts"),
+    c_str!("np_ecn_marked_roce_packets"),
+    c_str!("np_cnp_sent"),
+    c_str!("rp_cnp_ignored"),
 ];
 
-const COUNT: usize = Counter::RcvdMcastPkts as usize + 1;
+const COUNT: usize = Counter::RpCnpIgnored as usize + 1;
 const _: () = assert!(NAMES.len() == COUNT);
 
 /// A set of the counters: a port's own, or a set QPs are bound to.

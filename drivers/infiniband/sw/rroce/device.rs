@@ -39,7 +39,7 @@ use crate::qp::{self, Qp};
 use crate::qp_core::QpCore;
 use crate::srq::Srq;
 use crate::trace;
-use crate::udp::{self, Transport, TransportUse};
+use crate::udp::{self, Received, Transport, TransportUse};
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::{self, Flow};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -545,7 +545,19 @@ impl Driver for RroceDevice {
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         let data = dev.data();
         let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
-            Ok(parsed) => parsed,
+            Ok(Received::Packet(pkt, ip)) => (pkt, ip),
+            Ok(Received::Cnp(qpn)) => {
+                let bytes = (skb.ip_header().len() + skb.len()) as u64;
+                match data.qps().get(qpn) {
+                    Some(qp) => qp.congestion_notified(dev, bytes),
+                    None => {
+                        data.count(Counter::RcvdPkts);
+                        data.counters.add(None, Counter::RcvdBytes, bytes);
+                        data.count(Counter::DropUnknownQp);
+                    }
+                }
+                return;
+            }
             Err(drop) => {
                 data.count(Counter::RcvdPkts);
                 return data.count(drop);
@@ -693,6 +705,19 @@ impl Services for Device<RroceDevice> {
                 count(Counter::SendErr, 1);
                 Err(e)
             }
+        }
+    }
+
+    fn transmit_cnp(&self, set: Option<&Counters>, av: &Av, flow: &Flow, dest_qpn: Qpn) {
+        let data = self.data();
+        let count = |c, n| data.counters.add(set, c, n);
+        match xmit::send_cnp(self, &data.crc, av, flow, dest_qpn) {
+            Ok(bytes) => {
+                count(Counter::SentPkts, 1);
+                count(Counter::SentBytes, bytes as u64);
+                count(Counter::NpCnpSent, 1);
+            }
+            Err(_) => count(Counter::SendErr, 1),
         }
     }
 

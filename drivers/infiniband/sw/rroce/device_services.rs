@@ -45,6 +45,10 @@ pub(crate) trait Services {
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result;
 
+    /// Sends a CNP from `flow` to QP `dest_qpn` at `av`, and counts it, in
+    /// `set` as [`Services::count`] does.
+    fn transmit_cnp(&self, set: Option<&Counters>, av: &Av, flow: &Flow, dest_qpn: Qpn);
+
     /// Has the device's work run QP `qpn` soon: a kernel consumer posted to
     /// it, perhaps where the QP's lock cannot be taken. Callable in any
     /// context; an error if the QP cannot be listed, and then the device

@@ -30,6 +30,7 @@ use crate::mw;
 use crate::pool::{PdNum, Pool};
 use crate::proto::ring::{Ring, MIN_ELEM_SIZE};
 use crate::proto::{
+    ip,
     packet::Packet,
     psn::Psn,
     wqe::{RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE},
@@ -358,16 +359,17 @@ impl QpCore {
         bytes: Option<u64>,
     ) -> bool {
         let live = self.inner.live();
-        let set = live.as_ref().and_then(|inner| inner.counter_set.as_deref());
         if let Some(bytes) = bytes {
-            dev.count(set, Counter::RcvdPkts, 1);
-            dev.count(set, Counter::RcvdBytes, bytes);
+            count_received(dev, live.as_deref(), bytes);
         }
         let Some(mut inner) = live else {
             dev.count(None, Counter::DropBadState, 1);
             return false;
         };
         let inner = &mut *inner;
+        if ip::congestion_experienced(ip) {
+            self.congestion_experienced(dev, inner);
+        }
         if pkt.headers.bth.opcode.is_request() {
             self.establish(inner, pkt.headers.bth.psn);
             responder::receive(dev, self, inner, pkt, ip);
@@ -378,6 +380,15 @@ impl QpCore {
             self.arm_timer(dev, inner);
         }
         inner.recv.ack_owed.is_some()
+    }
+
+    /// A CNP of `bytes` came for this QP: counted; its sending does not
+    /// slow down yet.
+    pub(crate) fn congestion_notified(&self, dev: &impl Services, bytes: u64) {
+        let live = self.inner.live();
+        count_received(dev, live.as_deref(), bytes);
+        let set = live.as_ref().and_then(|inner| inner.counter_set.as_deref());
+        dev.count(set, Counter::RpCnpIgnored, 1);
     }
 
     /// Sends the ACK the QP owes, if any.
@@ -425,6 +436,14 @@ impl QpCore {
             _ => {}
         }
     }
+}
+
+/// Counts a packet of `bytes` received by a QP whose state is `inner`, if it
+/// is not destroyed.
+fn count_received(dev: &impl Services, inner: Option<&QpInner>, bytes: u64) {
+    let set = inner.and_then(|inner| inner.counter_set.as_deref());
+    dev.count(set, Counter::RcvdPkts, 1);
+    dev.count(set, Counter::RcvdBytes, bytes);
 }
 
 /// Whether every value `change` sets is within what rroce supports.

@@ -19,6 +19,7 @@ use crate::kernel_posts::{Fifo, KernelPosts};
 use crate::mw::ForQp;
 use crate::pool::PdNum;
 use crate::proto::{
+    cnp,
     cqe::{WcOpcode, WcStatus},
     headers::{Bth, DEFAULT_PKEY},
     opcode::Opcode,
@@ -38,6 +39,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
+    time::Ktime,
 };
 
 /// A queue pair's rings and state, which in-flight work holds on to.
@@ -134,6 +136,8 @@ pub(crate) struct QpInner {
     pub(crate) established: bool,
     /// The counter set it is bound to, which counts what happens to it.
     pub(crate) counter_set: Option<Arc<Counters>>,
+    /// When (ns) it last sent a CNP.
+    last_cnp: Option<u64>,
     destroyed: bool,
 }
 
@@ -159,6 +163,7 @@ impl QpInner {
             krecv: Fifo::new(),
             established: false,
             counter_set: None,
+            last_cnp: None,
             destroyed: false,
         }
     }
@@ -302,6 +307,27 @@ impl QpCore {
         if wc.status != WcStatus::Success {
             trace::wc_error(self.qpn.get(), wc.wr_id, wc.status as u8, wc.opcode as u8);
         }
+    }
+
+    /// A packet for this QP came marked Congestion Experienced: a connected
+    /// QP tells its peer, whose packets it was, with a CNP, at most one in
+    /// [`cnp::INTERVAL_NS`].
+    pub(crate) fn congestion_experienced(&self, dev: &impl Services, inner: &mut QpInner) {
+        inner.count(dev, Counter::NpEcnMarked);
+        let connected = matches!(self.qp_type, QpType::Rc | QpType::Uc);
+        let ready = matches!(inner.attr.state, QpState::Rtr | QpState::Rts);
+        let now = Ktime::ktime_get().to_ns() as u64;
+        if !connected
+            || !ready
+            || inner
+                .last_cnp
+                .is_some_and(|at| now.wrapping_sub(at) < cnp::INTERVAL_NS)
+        {
+            return;
+        }
+        inner.last_cnp = Some(now);
+        let set = inner.counter_set.as_deref();
+        dev.transmit_cnp(set, &inner.av, &self.flow, inner.attr.dest_qpn);
     }
 
     /// A connected QP ready to receive tells its owner of the first packet

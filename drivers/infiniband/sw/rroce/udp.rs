@@ -18,7 +18,7 @@ use crate::kernel_ext::{
     },
     rdma::{Device, Driver, Registry},
 };
-use crate::proto::packet::Packet;
+use crate::proto::{cnp, packet::Packet};
 use crate::xmit;
 use core::marker::PhantomData;
 use kernel::{
@@ -44,16 +44,27 @@ impl<T: Driver> EncapReceiver for Receiver<T> {
     }
 }
 
+/// A received datagram that checked out.
+pub(crate) enum Received<'a> {
+    /// A request or response, and the IP header it came with.
+    Packet(Packet<'a>, &'a [u8]),
+    /// A CNP for this QP number.
+    Cnp(u32),
+}
+
 /// Checks a received datagram, which starts at its UDP header: its ICRC
-/// (by `crc`), then its headers. Returns the packet and the IP header it
-/// came with, or the drop counter that says why it is dropped.
-pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a SkBuff) -> Result<(Packet<'a>, &'a [u8]), Counter> {
+/// (by `crc`), then its headers. Returns what it is, or the drop counter
+/// that says why it is dropped.
+pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a SkBuff) -> Result<Received<'a>, Counter> {
     let (ip, udp, payload) = xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
     if !xmit::icrc_ok(crc, ip, udp, payload) {
         return Err(Counter::DropBadIcrc);
     }
+    if let Some(qpn) = cnp::parse(payload) {
+        return Ok(Received::Cnp(qpn));
+    }
     let pkt = Packet::parse(payload, MAX_PAYLOAD).map_err(|_| Counter::DropBadHeader)?;
-    Ok((pkt, ip))
+    Ok(Received::Packet(pkt, ip))
 }
 
 /// The sockets of one network namespace, and how many devices use them.

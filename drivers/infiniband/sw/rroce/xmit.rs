@@ -14,7 +14,7 @@ use crate::kernel_ext::{
 };
 use crate::limits::PORT;
 use crate::proto::{
-    icrc,
+    cnp, icrc,
     ip::{IpHeader, UDP_LEN},
     opcode::MAX_HEADER_LEN,
     packet::{packet_len, pad_len, Headers},
@@ -57,7 +57,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     let len = packet_len(opcode, payload_len).ok_or(EINVAL)?;
     let pad = pad_len(payload_len);
     headers.bth.pad = pad;
-    let mut skb = SkBuff::build(len, |buf| -> Result<(), E> {
+    let skb = SkBuff::build(len, |buf| -> Result<(), E> {
         let mut hdr = [0u8; MAX_HEADER_LEN];
         let hlen = headers.write(&mut hdr).map_err(|_| EINVAL)?;
         buf.put(hdr.get(..hlen).ok_or(EINVAL)?)?;
@@ -70,7 +70,37 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
         buf.put(&[0; 3 + icrc::LEN][..usize::from(pad) + icrc::LEN])?;
         Ok(())
     })?;
+    Ok(route_and_send(dev, crc, av, flow, skb, len)?)
+}
 
+/// Sends a CNP to QP `dest_qpn` at `av`, from `flow`; returns the length
+/// of the IP datagram sent.
+pub(crate) fn send_cnp<T: Driver>(
+    dev: &Device<T>,
+    crc: &Crc32,
+    av: &Av,
+    flow: &Flow,
+    dest_qpn: Qpn,
+) -> Result<usize> {
+    let len = cnp::LEN + icrc::LEN;
+    let skb = SkBuff::build(len, |buf| -> Result {
+        buf.put(&cnp::write(dest_qpn.get()))?;
+        buf.put(&[0; icrc::LEN])
+    })?;
+    route_and_send(dev, crc, av, flow, skb, len)
+}
+
+/// Routes `skb`, a UDP payload of `len` bytes with room for its ICRC at the
+/// end, from `flow` to `av`, seals it and sends it; returns the length of
+/// the IP datagram.
+fn route_and_send<T: Driver>(
+    dev: &Device<T>,
+    crc: &Crc32,
+    av: &Av,
+    flow: &Flow,
+    mut skb: SkBuff,
+    len: usize,
+) -> Result<usize> {
     let netdev = dev.netdev(PORT).ok_or(ENODEV)?;
     let route = skb.route(&mut flow.route.lock(), &netdev, &av.sgid, &av.dgid)?;
     let ip = IpHeader {

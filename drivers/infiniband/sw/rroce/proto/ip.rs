@@ -47,6 +47,17 @@ pub(crate) fn is_multicast(gid: &[u8; 16]) -> bool {
     gid[0] == 0xff || (is_v4_mapped(gid) && gid[12] & 0xf0 == 0xe0)
 }
 
+/// Whether a switch marked the packet with IP header `ip` Congestion
+/// Experienced: both ECN bits of its traffic class set.
+pub(crate) fn congestion_experienced(ip: &[u8]) -> bool {
+    let ecn = match ip.first().map(|b| b >> 4) {
+        Some(4) => ip.get(1).map(|tos| tos & 3),
+        Some(6) => ip.get(1).map(|b| (b >> 4) & 3),
+        _ => None,
+    };
+    ecn == Some(3)
+}
+
 /// The address a received packet was sent to, from its IP header, as a
 /// GID (IPv4 mapped); `None` if `ip` is no whole IPv4 or IPv6 header.
 pub(crate) fn destination_gid(ip: &[u8]) -> Option<[u8; 16]> {
@@ -238,5 +249,22 @@ mod tests {
             h.write_with_udp(1, 70_000, &mut out),
             Err(HeaderError::Range)
         );
+    }
+
+    #[test]
+    fn congestion_experienced_v4_and_v6() {
+        let mut v4 = [0u8; 20];
+        v4[0] = 0x45;
+        v4[1] = 0xc2; // DSCP 48, ECT(0)
+        assert!(!congestion_experienced(&v4));
+        v4[1] = 0xc3;
+        assert!(congestion_experienced(&v4));
+        let mut v6 = [0u8; 40];
+        v6[0] = 0x60 | 0x0c; // traffic class 0xc3: its top nibble here
+        v6[1] = 0x30; // and its low nibble here, ECN 11
+        assert!(congestion_experienced(&v6));
+        v6[1] = 0x20; // ECT(0)
+        assert!(!congestion_experienced(&v6));
+        assert!(!congestion_experienced(&[]));
     }
 }

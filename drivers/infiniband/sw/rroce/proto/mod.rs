@@ -19,6 +19,7 @@
 //!     wqe::SendWqe::parse, RecvWqe::parse; completions -> cqe::Wc::to_bytes
 //! ```
 
+pub(crate) mod cnp;
 pub(crate) mod cqe;
 pub(crate) mod headers;
 pub(crate) mod icrc;
