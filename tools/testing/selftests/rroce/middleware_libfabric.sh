@@ -75,7 +75,7 @@ show_link_stats "$DEV"
 driver_down rroce
 ktap_result $? "delete the device and unload"
 
-if driver_up rxe; then
+if rxe_reference && driver_up rxe; then
 	REFERENCE=rxe fi_run rxe
 	driver_down rxe
 fi

@@ -73,7 +73,7 @@ ktap_result $? "delete the device and unload"
 
 # rdma_rxe, for comparison: printed, not tested.
 REFERENCE=rxe
-if driver_up rxe; then
+if rxe_reference && driver_up rxe; then
 	if [ "$RROCE_VM" = 1 ]; then
 		mpi_run "$RROCE_IP4,$RROCE_IP4"
 		ktap_result $? "mpi_check, two ranks on one device"

@@ -108,7 +108,7 @@ ktap_result $? "delete the device and unload"
 # for a silent UD peer before it gives up; a shorter one keeps this short.
 export UCX_UD_TIMEOUT=10s
 REFERENCE=rxe
-if driver_up rxe; then
+if rxe_reference && driver_up rxe; then
 	gid4=$(gid_index "$DEV" "$RROCE_IP4")
 	gid6=$(gid6_index "$DEV" "$RROCE_IP6")
 	if [ "$RROCE_VM" = 1 ]; then
