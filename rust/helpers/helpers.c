@@ -504,6 +504,15 @@ MODULE_PARM_DESC(capture_loopback,
 		 "Show packets between QPs of one device to packet capture on its netdev");
 
 /*
+ * Congestion control (DCQCN's reaction point): packets leave ECN-capable
+ * and a CNP slows the QP it names down. On by default, as on RoCE NICs.
+ */
+bool rroce_congestion_control = true;
+module_param_named(congestion_control, rroce_congestion_control, bool, 0644);
+MODULE_PARM_DESC(congestion_control,
+		 "Send ECN-capable packets and slow a QP down for the CNPs it gets");
+
+/*
  * Shows @skb, whose data starts at its IP header, to @dev's packet taps if
  * any listen: a copy with a link-layer header from and to @dev itself.
  */

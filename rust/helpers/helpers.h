@@ -54,6 +54,7 @@ int rroce_skb_linearize(struct sk_buff *skb);
 unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len);
 void rroce_skb_pull_to_transport(struct sk_buff *skb);
 extern bool rroce_capture_loopback;
+extern bool rroce_congestion_control;
 void rroce_skb_tap(struct sk_buff *skb, struct net_device *dev);
 struct net *rroce_dev_net(const struct net_device *dev);
 struct rtable *rroce_ip_route_output_key(struct net *net, struct flowi4 *fl);

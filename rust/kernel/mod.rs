@@ -33,6 +33,22 @@ pub(crate) fn jiffies() -> u64 {
     unsafe { crate::bindings::rroce_jiffies() as u64 }
 }
 
+/// The time since boot in nanoseconds (`ktime_get`), for rates.
+pub(crate) fn now_ns() -> u64 {
+    kernel::time::Ktime::ktime_get().to_ns() as u64
+}
+
+/// The module's `congestion_control` parameter.
+pub(crate) fn congestion_control() -> bool {
+    // SAFETY: A `bool` module parameter that sysfs may change at any time;
+    // a racing read sees either value.
+    unsafe {
+        core::ptr::read_volatile(core::ptr::addr_of!(
+            crate::bindings::rroce_congestion_control
+        ))
+    }
+}
+
 /// `usecs` in jiffies, rounded up.
 pub(crate) fn usecs_to_jiffies(usecs: u32) -> u64 {
     // SAFETY: A pure conversion.

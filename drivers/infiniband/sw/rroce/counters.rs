@@ -44,10 +44,12 @@ pub(crate) enum Counter {
     SentMcastPkts,
     RcvdMcastPkts,
     /// Packets received marked Congestion Experienced, the CNPs sent for
-    /// them, and CNPs received, which nothing acts on yet.
+    /// them, and CNPs received: acted on (the QP slowed down), or not
+    /// (congestion control off, or a cut just before).
     NpEcnMarked,
     NpCnpSent,
     RpCnpIgnored,
+    RpCnpHandled,
 }
 
 /// The counters' names, as `rdma statistic` prints them.
@@ -77,9 +79,10 @@ pub(crate) const NAMES: &[&CStr] = &[
     c_str!("np_ecn_marked_roce_packets"),
     c_str!("np_cnp_sent"),
     c_str!("rp_cnp_ignored"),
+    c_str!("rp_cnp_handled"),
 ];
 
-const COUNT: usize = Counter::RpCnpIgnored as usize + 1;
+const COUNT: usize = Counter::RpCnpHandled as usize + 1;
 const _: () = assert!(NAMES.len() == COUNT);
 
 /// A set of the counters: a port's own, or a set QPs are bound to.

@@ -16,7 +16,9 @@ use crate::counters::{Counter, Counters};
 use crate::cq::Cq;
 use crate::device_services::Services;
 use crate::kernel_ext::{
+    congestion_control,
     errno::eopnotsupp,
+    now_ns,
     rdma::{
         rxe_abi::CreateQpResp, Access, Av, Driver, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
         QpMask, QpNotifier, QpState, QpType, Qpn, UData, UserContext,
@@ -67,7 +69,7 @@ pub(crate) fn new_pool() -> impl PinInit<Pool<QpCore>, Error> {
 /// A queue pair, as ib_core holds it: the verbs' handle, from `create_qp`
 /// until [`Qp::destroy`] consumes it, so no verb meets a destroyed QP.
 /// What may outlive it (a packet being handled, the timer, the kick list)
-/// holds the [`QpCore`], whose state is gone by then.
+/// holds the [`QpCore`], whose state [`QpLock::live`] no longer hands out.
 pub(crate) struct Qp {
     core: Arc<QpCore>,
     live: Live,
@@ -382,13 +384,19 @@ impl QpCore {
         inner.recv.ack_owed.is_some()
     }
 
-    /// A CNP of `bytes` came for this QP: counted; its sending does not
-    /// slow down yet.
+    /// A CNP of `bytes` came for this QP: with congestion control on, its
+    /// requester slows down.
     pub(crate) fn congestion_notified(&self, dev: &impl Services, bytes: u64) {
         let live = self.inner.live();
         count_received(dev, live.as_deref(), bytes);
-        let set = live.as_ref().and_then(|inner| inner.counter_set.as_deref());
-        dev.count(set, Counter::RpCnpIgnored, 1);
+        let Some(mut inner) = live else { return };
+        let handled = congestion_control() && inner.send.rate.cnp(now_ns());
+        let counter = if handled {
+            Counter::RpCnpHandled
+        } else {
+            Counter::RpCnpIgnored
+        };
+        inner.count(dev, counter);
     }
 
     /// Sends the ACK the QP owes, if any.
@@ -426,8 +434,8 @@ impl QpCore {
                 if completer::tick(dev, self, inner, now) {
                     requester::run(dev, self, inner);
                 }
-                // A kernel consumer's posts wait for this.
-                if self.kernel.is_some() {
+                // A kernel consumer's posts wait for this, and a paced QP.
+                if self.kernel.is_some() || inner.send.rate.current().is_some() {
                     requester::run(dev, self, inner);
                 }
                 self.arm_timer(dev, inner);

@@ -11,10 +11,10 @@
 use crate::counters::{Counter, Counters};
 use crate::cq::CqCore;
 use crate::device_services::Services;
-use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{
     Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType, Qpn,
 };
+use crate::kernel_ext::{fill::Fill, now_ns};
 use crate::kernel_posts::{Fifo, KernelPosts};
 use crate::mw::ForQp;
 use crate::pool::PdNum;
@@ -39,7 +39,6 @@ use kernel::{
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
-    time::Ktime,
 };
 
 /// A queue pair's rings and state, which in-flight work holds on to.
@@ -316,7 +315,7 @@ impl QpCore {
         inner.count(dev, Counter::NpEcnMarked);
         let connected = matches!(self.qp_type, QpType::Rc | QpType::Uc);
         let ready = matches!(inner.attr.state, QpState::Rtr | QpState::Rts);
-        let now = Ktime::ktime_get().to_ns() as u64;
+        let now = now_ns();
         if !connected
             || !ready
             || inner

@@ -12,7 +12,7 @@
 use crate::completer::{complete_done, error_wc, flush_before};
 use crate::device_services::Services;
 use crate::kernel_ext::{
-    jiffies,
+    congestion_control, jiffies, now_ns,
     rdma::{Access, QpState, QpType, Qpn, Rkey},
 };
 use crate::limits::MAX_MSG_SIZE;
@@ -304,6 +304,7 @@ fn send_packet(
     inner: &mut QpInner,
     index: u32,
     mtu: u32,
+    clock: Option<u64>,
 ) -> bool {
     let rc = qp.qp_type == QpType::Rc;
     let window = &mut inner.send.window;
@@ -338,6 +339,9 @@ fn send_packet(
         );
     }
     window.sent(index, next, rc, jiffies());
+    if clock.is_some() {
+        inner.send.rate.sent(p.len as u64);
+    }
     true
 }
 
@@ -368,11 +372,20 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
     let qkey = inner.attr.qkey;
+    // Once CNPs have cut its rate, the QP is paced: the burst goes at one
+    // time, and the requester waits for the timer when the rate allows no
+    // more. Unpaced, it reads no clock.
+    let paced = congestion_control() && inner.send.rate.current().is_some();
+    let clock = paced.then(now_ns);
     while inner.attr.state == QpState::Rts && !inner.send.window.rnr_waiting() {
         match inner.send.window.next_to_send(rc, max_rd_atomic) {
             Next::Wait => break,
             Next::Send(index) => {
-                if !send_packet(dev, qp, inner, index, mtu) {
+                if let Some(wait) = clock.and_then(|now| inner.send.rate.wait_ns(now)) {
+                    dev.arm_tick(wait.div_ceil(1000).min(u32::MAX.into()) as u32);
+                    break;
+                }
+                if !send_packet(dev, qp, inner, index, mtu, clock) {
                     break;
                 }
             }

@@ -14,6 +14,7 @@ use crate::kernel_ext::rdma::Qpn;
 use crate::kernel_ext::{jiffies_to_usecs, rdma::Av, usecs_to_jiffies};
 use crate::local_mem::Memory;
 use crate::proto::{
+    dcqcn::Rate,
     psn::Psn,
     ring::Ring,
     window::{Clock, Kind, SendWindow, Track},
@@ -80,6 +81,8 @@ pub(crate) struct SendQueue {
     pub(crate) scratch: KVec<u8>,
     /// The next request, fetched but waiting for its fence.
     pub(crate) pending: Option<SendWqe>,
+    /// How fast it may send, after CNPs.
+    pub(crate) rate: Rate,
 }
 
 impl SendQueue {
@@ -97,6 +100,7 @@ impl SendQueue {
             window: SendWindow::new(entries, geometry),
             scratch,
             pending: None,
+            rate: Rate::new(0),
         })
     }
 

@@ -7,6 +7,7 @@
 //! netdev if the `capture_loopback` module parameter asks for it).
 
 use crate::kernel_ext::{
+    congestion_control,
     crc32::Crc32,
     fill::Fill,
     net::{route::RouteCache, Route, SkBuff},
@@ -15,7 +16,7 @@ use crate::kernel_ext::{
 use crate::limits::PORT;
 use crate::proto::{
     cnp, icrc,
-    ip::{IpHeader, UDP_LEN},
+    ip::{self, IpHeader, UDP_LEN},
     opcode::MAX_HEADER_LEN,
     packet::{packet_len, pad_len, Headers},
 };
@@ -106,7 +107,11 @@ fn route_and_send<T: Driver>(
     let ip = IpHeader {
         saddr: av.sgid,
         daddr: av.dgid,
-        tclass: av.traffic_class,
+        tclass: if congestion_control() {
+            ip::ecn_capable(av.traffic_class)
+        } else {
+            av.traffic_class
+        },
         hop_limit: av.hop_limit.max(1),
     };
     skb.push_ip_udp(ip.len(), ip.is_v4(), |hdr| {

@@ -6,14 +6,16 @@
 # packets they were. VM 1 serves ibv_rc_pingpong -c; VM 2 connects to it
 # and meanwhile sends its QP marked ACKs that the QP ignores but for their
 # ECN bits (ce_inject.py). VM 1 counts them and the CNPs it sent; rroce on
-# VM 2 counts the CNPs it got, and rdma_rxe, which has no use for them,
-# drops them: both pingpongs stay intact.
+# VM 2 counts the CNPs it got and slows its QP down for them (congestion
+# control, on by default, which also makes its packets ECN-capable), and
+# rdma_rxe, which has no use for them, drops them: both pingpongs stay
+# intact.
 
 . "$(dirname "$0")/lib.sh"
 vm_main 2
 
-require_cmd ibv_rc_pingpong rdma python3
-ktap_plan 5
+require_cmd ibv_rc_pingpong rdma python3 tcpdump
+ktap_plan $((RROCE_VM == 1 ? 5 : 6))
 
 COUNT=200
 PORT=18610
@@ -52,7 +54,9 @@ for peer in rroce rxe; do
 		driver_up $peer || ktap_skip_all "no $peer device"
 		gid=$(gid_index "$DEV" "$RROCE_IP4")
 		vm_wait listening.$peer && read -r qpn psn <"$RROCE_SHARED/victim"
-		got=$(link_counter "$DEV" rp_cnp_ignored)
+		before=$(link_stats "$DEV")
+		[ $peer = rroce ] &&
+			timeout $LIMIT tcpdump -i eth0 -c 20 -v -n "udp dst port 4791 and src $(peer_ip4)" >/tmp/ecn.dump 2>&1 &
 		pingpong "$(peer_ip4)" &
 		pid=$!
 		run python3 "$SELFTESTS_DIR/ce_inject.py" "$(peer_ip4)" "$RROCE_IP4" "$qpn" "$psn" $COUNT
@@ -64,9 +68,15 @@ for peer in rroce rxe; do
 		ktap_result $? "$peer peer: $COUNT marked ACKs sent to QP $qpn; rc_pingpong -c, client side, intact"
 		vm_wait counted.$peer 300
 		if [ $peer = rroce ]; then
-			got=$(($(link_counter rroce0 rp_cnp_ignored) - got))
-			[ "$got" = "$(cat "$RROCE_SHARED/cnps.$peer")" ]
-			ktap_result $? "rroce peer: got each of the $got CNPs"
+			handled=$(($(link_counter rroce0 rp_cnp_handled) - $(stat_value rp_cnp_handled "$before")))
+			ignored=$(($(link_counter rroce0 rp_cnp_ignored) - $(stat_value rp_cnp_ignored "$before")))
+			[ $((handled + ignored)) = "$(cat "$RROCE_SHARED/cnps.$peer")" ] && [ $handled -ge 1 ]
+			ktap_result $? "rroce peer: got each of the $((handled + ignored)) CNPs, $handled slowed its QP down"
+			wait
+			ect=$(grep -c 'tos 0x2,ECT(0)' /tmp/ecn.dump)
+			sed -n 1p /tmp/ecn.dump | sed 's/^/# /'
+			[ "$ect" -ge 10 ]
+			ktap_result $? "rroce's packets leave ECN-capable: $ect of 20 seen ECT(0)"
 		fi
 		driver_down $peer
 		ktap_result $? "$peer peer: delete the device and unload"

@@ -47,6 +47,12 @@ pub(crate) fn is_multicast(gid: &[u8; 16]) -> bool {
     gid[0] == 0xff || (is_v4_mapped(gid) && gid[12] & 0xf0 == 0xe0)
 }
 
+/// Traffic class `tclass` with its ECN bits ECN-capable (ECT(0)), so that a
+/// congested switch marks the packet rather than dropping it.
+pub(crate) fn ecn_capable(tclass: u8) -> u8 {
+    (tclass & !3) | 2
+}
+
 /// Whether a switch marked the packet with IP header `ip` Congestion
 /// Experienced: both ECN bits of its traffic class set.
 pub(crate) fn congestion_experienced(ip: &[u8]) -> bool {

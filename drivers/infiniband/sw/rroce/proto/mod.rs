@@ -21,6 +21,7 @@
 
 pub(crate) mod cnp;
 pub(crate) mod cqe;
+pub(crate) mod dcqcn;
 pub(crate) mod headers;
 pub(crate) mod icrc;
 pub(crate) mod ip;
