@@ -385,12 +385,16 @@ impl QpCore {
     }
 
     /// A CNP of `bytes` came for this QP: with congestion control on, its
-    /// requester slows down.
+    /// requester slows down if it is sending (RTS).
     pub(crate) fn congestion_notified(&self, dev: &impl Services, bytes: u64) {
         let live = self.inner.live();
         count_received(dev, live.as_deref(), bytes);
-        let Some(mut inner) = live else { return };
-        let handled = congestion_control() && inner.send.rate.cnp(now_ns());
+        let Some(mut inner) = live else {
+            return dev.count(None, Counter::RpCnpIgnored, 1);
+        };
+        let handled = congestion_control()
+            && inner.attr.state == QpState::Rts
+            && inner.send.rate.cnp(now_ns());
         let counter = if handled {
             Counter::RpCnpHandled
         } else {

@@ -8,7 +8,7 @@
 //!
 //! A QP starts at line rate, as on a NIC, taken to be 100 Gb/s: a QP that
 //! sends slower is not paced until CNPs have cut the rate below its own,
-//! and once the rate is back at line rate, or after 0.3 s without a CNP, it
+//! and once the rate is back at line rate, or 0.3 s after the last cut, it
 //! is unpaced again. Times are in nanoseconds, rates in bytes per second.
 
 /// Alpha's update period, and the gain of its moving average (1/256).
@@ -26,14 +26,15 @@ const HYPER_INCREASE: u64 = 50_000_000 / 8;
 /// The least rate, 1 Mb/s, and line rate, 100 Gb/s.
 const MIN_RATE: u64 = 1_000_000 / 8;
 const LINE_RATE: u64 = 100_000_000_000 / 8;
-/// Timer periods without a CNP after which a QP is unpaced (0.3 s).
-const MAX_STEPS: u64 = 1000;
+/// Without a CNP for this long a QP is unpaced.
+const UNPACE_NS: u64 = 300_000_000;
 /// CNPs closer than this to the last cut cut nothing more.
 const CUT_INTERVAL_NS: u64 = 50_000;
-/// Pacing lets unused time build up credit for at most this long: a QP
-/// that is woken late, once a jiffy, must still reach its rate, but one
-/// that was idle must not burst.
+/// Pacing lets unused time build up credit for at most this long, and at
+/// least a packet's worth: a QP that is woken late, once a jiffy, must
+/// still reach its rate, but one that was idle must not burst.
 const BURST_NS: u64 = 20_000_000;
+const BURST_MIN: i64 = 8192;
 const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// One QP's sending rate.
@@ -100,6 +101,8 @@ impl Rate {
             }
         };
         self.target = rate;
+        // Credit saved at the old rate must not outrun the new one.
+        self.credit = self.credit.min(0);
         // No 128-bit division in the kernel: rates stay below 2^44.
         let cut = rate.saturating_mul(self.alpha) / (2 * ALPHA_ONE);
         self.current = Some((rate - cut).max(MIN_RATE));
@@ -134,14 +137,13 @@ impl Rate {
         // Whole bytes only: the time a fraction stands for stays for later.
         let elapsed = now.saturating_sub(self.credit_at);
         let refill = bytes_in(rate, elapsed);
-        self.credit_at += ns_for(refill.unsigned_abs(), rate);
-        let most = bytes_in(rate, BURST_NS);
-        if elapsed >= BURST_NS || self.credit.saturating_add(refill) >= most {
-            self.credit = most;
-            self.credit_at = now;
+        self.credit_at = if elapsed >= BURST_NS {
+            now
         } else {
-            self.credit += refill;
-        }
+            self.credit_at + ns_for(refill.unsigned_abs(), rate)
+        };
+        let most = bytes_in(rate, BURST_NS).max(BURST_MIN);
+        self.credit = self.credit.saturating_add(refill).min(most);
         if self.credit >= 0 {
             return None;
         }
@@ -150,22 +152,22 @@ impl Rate {
 
     /// Brings alpha and the rate up to `now`: while the QP is paced, alpha
     /// decays in each period without a CNP, and the rate increases in each
-    /// timer period; after [`MAX_STEPS`] periods it is unpaced.
+    /// timer period; [`UNPACE_NS`] after the last cut it is unpaced.
     fn update(&mut self, now: u64) {
-        if self.current.is_none() {
+        let Some(cut_at) = self.cut_at.filter(|_| self.current.is_some()) else {
             self.alpha_at = now;
             self.increase_at = now;
             return;
-        }
-        while now.saturating_sub(self.alpha_at) >= ALPHA_PERIOD_NS && self.alpha > 0 {
-            self.alpha -= (self.alpha >> G_SHIFT).max(1);
-            self.alpha_at += ALPHA_PERIOD_NS;
-        }
-        let periods = now.saturating_sub(self.increase_at) / INCREASE_PERIOD_NS;
-        if periods > MAX_STEPS {
+        };
+        if now.saturating_sub(cut_at) >= UNPACE_NS {
             return self.unpace();
         }
-        for _ in 0..periods {
+        while now.saturating_sub(self.alpha_at) >= ALPHA_PERIOD_NS {
+            self.alpha_at += ALPHA_PERIOD_NS;
+            self.alpha -= self.alpha >> G_SHIFT;
+        }
+        // At most UNPACE_NS / INCREASE_PERIOD_NS periods since the cut.
+        while now.saturating_sub(self.increase_at) >= INCREASE_PERIOD_NS {
             self.increase_at += INCREASE_PERIOD_NS;
             self.timer_steps += 1;
             self.increase();
@@ -184,7 +186,7 @@ impl Rate {
     fn increase(&mut self) {
         let Some(current) = self.current else { return };
         let (t, b) = (self.timer_steps, self.byte_steps);
-        if t.max(b) > FAST_RECOVERY_STEPS {
+        if t.max(b) >= FAST_RECOVERY_STEPS {
             self.target += if t.min(b) > FAST_RECOVERY_STEPS {
                 HYPER_INCREASE
             } else {
@@ -315,5 +317,32 @@ mod tests {
         let mut r = Rate::new(0);
         cut(&mut r, 100);
         assert!(r.current().unwrap() >= MIN_RATE);
+    }
+
+    #[test]
+    fn unpaced_after_a_while_however_often_it_sends() {
+        let mut r = Rate::new(0);
+        let at = cut(&mut r, 10);
+        let mut now = at;
+        while now < at + UNPACE_NS {
+            assert!(r.current().is_some());
+            if r.wait_ns(now).is_none() {
+                r.sent(1000);
+            }
+            now += MS;
+        }
+        r.wait_ns(now);
+        assert_eq!(r.current(), None);
+    }
+
+    #[test]
+    fn a_cut_takes_saved_credit() {
+        let mut r = Rate::new(0);
+        let at = cut(&mut r, 10);
+        // Idle for 10 ms: credit builds up at the cut rate.
+        assert_eq!(r.wait_ns(at + 10 * MS), None);
+        assert!(r.credit > 0);
+        assert!(r.cnp(at + 10 * MS));
+        assert!(r.credit <= 0);
     }
 }
