@@ -24,10 +24,10 @@ bw() {
 	local to=
 	[ "$1" = -c ] && { to=127.0.0.1; shift; }
 	ib_send_bw -d rroce0 -x "$gid" -p 18931 -F -s 4096 "$@" \
-		--wait_destroy $((8 * SLOWDOWN)) $to >/tmp/bw.${to:-server} 2>&1 &
+		--wait_destroy $((20 * SLOWDOWN)) $to >/tmp/bw.${to:-server} 2>&1 &
 }
-# set_of PID: the counter set line of process PID.
-set_of() { rdma statistic qp show link rroce0/1 | grep " pid $1 "; }
+# set_of PID: the counter set line of process PID in $sets, one reading.
+set_of() { grep " pid $1 " <<<"$sets"; }
 # moved NAME BEFORE: how far the link's counter NAME moved since BEFORE.
 moved() { echo $(($(link_counter rroce0 "$1") - $(stat_value "$1" "$2"))); }
 # done_with PID: the client PID is through, its QP and the server's still
@@ -41,11 +41,12 @@ ktap_result $? "auto mode: a counter set for each process's QPs"
 before=$(link_stats rroce0)
 bw -n $MSGS && server=$!
 wait_listen 18931 && bw -c -n $MSGS && client=$! && done_with $client
+sets=$(rdma statistic qp show link rroce0/1)
 c=$(set_of $client) s=$(set_of $server)
 echo "# client: ${c:0:120}"
 echo "# server: ${s:0:120}"
 # At least the run's packets, and more if any was sent again.
-[ "$(rdma statistic qp show link rroce0/1 | grep -c 'LQPN: <[0-9]')" = 2 ] &&
+[ "$(grep -c 'LQPN: <[0-9]' <<<"$sets")" = 2 ] &&
 	[ "$(stat_value sent_pkts "$c")" -ge $PKTS ] &&
 	[ "$(stat_value rcvd_pkts "$s")" = "$(stat_value sent_pkts "$c")" ]
 ktap_result $? "each process's QP in its own set: the $(stat_value sent_pkts "$c") packets one sent, the other received"
