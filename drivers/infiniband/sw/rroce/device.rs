@@ -172,6 +172,23 @@ impl RroceDevice {
         self.counters.add(None, c, 1);
     }
 
+    /// Counts a packet sent, whose IP datagram had `sent` bytes, or one
+    /// that could not be, in `set` or the port's own counters; returns
+    /// whether it was sent.
+    fn count_sent(&self, set: Option<&Counters>, sent: &Result<usize>) -> bool {
+        match sent {
+            Ok(bytes) => {
+                self.counters.add(set, Counter::SentPkts, 1);
+                self.counters.add(set, Counter::SentBytes, *bytes as u64);
+                true
+            }
+            Err(_) => {
+                self.counters.add(set, Counter::SendErr, 1);
+                false
+            }
+        }
+    }
+
     /// The port's state as the netdev dictates it.
     fn port_state(netdev: &NetDevice) -> (PortState, PhysState) {
         if netdev.is_running_with_carrier() {
@@ -544,15 +561,20 @@ impl Driver for RroceDevice {
     /// malformed, unsealed or for no QP is dropped and counted.
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         let data = dev.data();
+        // The IP datagram: its header, then from the UDP header on. A QP
+        // counts its own; the port what goes to none.
+        let bytes = (skb.ip_header().len() + skb.len()) as u64;
+        let count_for_port = || {
+            data.count(Counter::RcvdPkts);
+            data.counters.add(None, Counter::RcvdBytes, bytes);
+        };
         let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
             Ok(Received::Packet(pkt, ip)) => (pkt, ip),
             Ok(Received::Cnp(qpn)) => {
-                let bytes = (skb.ip_header().len() + skb.len()) as u64;
                 match data.qps().get(qpn) {
                     Some(qp) => qp.congestion_notified(dev, bytes),
                     None => {
-                        data.count(Counter::RcvdPkts);
-                        data.counters.add(None, Counter::RcvdBytes, bytes);
+                        count_for_port();
                         data.count(Counter::DropUnknownQp);
                     }
                 }
@@ -562,13 +584,6 @@ impl Driver for RroceDevice {
                 data.count(Counter::RcvdPkts);
                 return data.count(drop);
             }
-        };
-        // The IP datagram: its header, then from the UDP header on. A QP
-        // counts its own; the port what goes to none.
-        let bytes = (ip.len() + skb.len()) as u64;
-        let count_for_port = || {
-            data.count(Counter::RcvdPkts);
-            data.counters.add(None, Counter::RcvdBytes, bytes);
         };
         let bth = &pkt.headers.bth;
         let dest_qpn = bth.dest_qpn;
@@ -691,33 +706,18 @@ impl Services for Device<RroceDevice> {
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result {
         let data = self.data();
-        let count = |c, n| data.counters.add(set, c, n);
-        match xmit::send(self, &data.crc, av, flow, headers, payload_len, fill) {
-            Ok(bytes) => {
-                count(Counter::SentPkts, 1);
-                count(Counter::SentBytes, bytes as u64);
-                if ip::is_multicast(&av.dgid) {
-                    count(Counter::SentMcastPkts, 1);
-                }
-                Ok(())
-            }
-            Err(e) => {
-                count(Counter::SendErr, 1);
-                Err(e)
-            }
+        let sent = xmit::send(self, &data.crc, av, flow, headers, payload_len, fill);
+        if data.count_sent(set, &sent) && ip::is_multicast(&av.dgid) {
+            data.counters.add(set, Counter::SentMcastPkts, 1);
         }
+        sent.map(|_| ())
     }
 
     fn transmit_cnp(&self, set: Option<&Counters>, av: &Av, flow: &Flow, dest_qpn: Qpn) {
         let data = self.data();
-        let count = |c, n| data.counters.add(set, c, n);
-        match xmit::send_cnp(self, &data.crc, av, flow, dest_qpn) {
-            Ok(bytes) => {
-                count(Counter::SentPkts, 1);
-                count(Counter::SentBytes, bytes as u64);
-                count(Counter::NpCnpSent, 1);
-            }
-            Err(_) => count(Counter::SendErr, 1),
+        let sent = xmit::send_cnp(self, &data.crc, av, flow, dest_qpn);
+        if data.count_sent(set, &sent) {
+            data.counters.add(set, Counter::NpCnpSent, 1);
         }
     }
 
