@@ -505,12 +505,14 @@ MODULE_PARM_DESC(capture_loopback,
 
 /*
  * Congestion control (DCQCN's reaction point): packets leave ECN-capable
- * and a CNP slows the QP it names down. On by default, as on RoCE NICs.
+ * and a CNP slows the QP it names down. On by default, as on RoCE NICs;
+ * what a new device starts with, each device's sysfs congestion_control
+ * turns it on and off.
  */
 bool rroce_congestion_control = true;
 module_param_named(congestion_control, rroce_congestion_control, bool, 0644);
 MODULE_PARM_DESC(congestion_control,
-		 "Send ECN-capable packets and slow a QP down for the CNPs it gets");
+		 "Whether new devices send ECN-capable packets and slow a QP down for the CNPs it gets");
 
 /*
  * Shows @skb, whose data starts at its IP header, to @dev's packet taps if

@@ -38,7 +38,8 @@ pub(crate) fn now_ns() -> u64 {
     kernel::time::Ktime::ktime_get().to_ns() as u64
 }
 
-/// The module's `congestion_control` parameter.
+/// The module's `congestion_control` parameter: whether new devices do
+/// congestion control.
 pub(crate) fn congestion_control() -> bool {
     // SAFETY: A `bool` module parameter that sysfs may change at any time;
     // a racing read sees either value.

@@ -55,6 +55,11 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     const LINK_LAYER: LinkLayer;
     /// The names of the port counters [`Driver::counters`] reports.
     const COUNTER_NAMES: &'static [&'static CStr] = &[];
+    /// The names of the device's switches, at most 4: sysfs attributes of
+    /// each device (`/sys/class/infiniband/<device>/<name>`) that root turns
+    /// on and off, read with [`Driver::switch`] and set with
+    /// [`Driver::set_switch`].
+    const SWITCHES: &'static [&'static CStr] = &[];
     /// The most received packets a device holds for [`Driver::receive`];
     /// more are dropped, so that a flood costs bounded memory.
     const RX_BACKLOG: u32 = 4096;
@@ -286,6 +291,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The values of the counter set `id`, in the order of
     /// [`Driver::COUNTER_NAMES`].
     fn counter_values(_dev: &Device<Self>, _id: u32, _values: &mut [u64]) -> Result {
+        Err(eopnotsupp())
+    }
+    /// Whether the switch of [`Driver::SWITCHES`] at `index` is on.
+    fn switch(_dev: &Device<Self>, _index: usize) -> bool {
+        false
+    }
+    /// Turns the switch of [`Driver::SWITCHES`] at `index` on or off.
+    fn set_switch(_dev: &Device<Self>, _index: usize, _on: bool) -> Result {
         Err(eopnotsupp())
     }
     /// Handles a RoCEv2 packet for the device, in process context (the

@@ -11,6 +11,7 @@ use crate::counters::{self, Counter, Counters, PortCounters};
 use crate::cq::Cq;
 use crate::device_services::Services;
 use crate::kernel_ext::{
+    congestion_control,
     crc32::Crc32,
     fill::Fill,
     jiffies,
@@ -41,7 +42,7 @@ use crate::srq::Srq;
 use crate::trace;
 use crate::udp::{self, Received, Transport, TransportUse};
 use crate::work::{RecvWqe, SendWqe};
-use crate::xmit::{self, Flow};
+use crate::xmit::{self, Flow, Stamp};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc, types::ARef};
 
@@ -105,6 +106,9 @@ struct Settings {
     /// The port's capability flags: `IB_PORT_CM_SUP`, which ib_cm sets and
     /// clears again, and what else `modify_port` set.
     port_cap_flags: AtomicU32,
+    /// Whether the device does congestion control: its switch in sysfs,
+    /// at first the module parameter's value.
+    congestion_control: AtomicBool,
 }
 
 impl Settings {
@@ -112,6 +116,10 @@ impl Settings {
         self.sys_image_guid.load(Ordering::Relaxed)
     }
 }
+
+/// The device's switches in sysfs, in the order of [`SWITCHES`].
+const CONGESTION_CONTROL: usize = 0;
+const SWITCHES: &[&CStr] = &[c_str!("congestion_control")];
 
 /// How long an owed ACK may wait for the burst to end. A slow host (a
 /// debug kernel under emulation) can take seconds over one burst, longer
@@ -175,6 +183,14 @@ impl RroceDevice {
     /// Counts a packet sent, whose IP datagram had `sent` bytes, or one
     /// that could not be, in `set` or the port's own counters; returns
     /// whether it was sent.
+    /// What goes on each packet the device sends.
+    fn stamp(&self) -> Stamp<'_> {
+        Stamp {
+            crc: &self.crc,
+            ecn_capable: self.settings.congestion_control.load(Ordering::Relaxed),
+        }
+    }
+
     fn count_sent(&self, set: Option<&Counters>, sent: &Result<usize>) -> bool {
         match sent {
             Ok(bytes) => {
@@ -247,6 +263,7 @@ impl Driver for RroceDevice {
     const UVERBS_CMD_MASK: u64 = uverbs_cmd::POST_SEND | uverbs_cmd::REQ_NOTIFY_CQ;
     const LINK_LAYER: LinkLayer = LinkLayer::Ethernet;
     const COUNTER_NAMES: &'static [&'static CStr] = counters::NAMES;
+    const SWITCHES: &'static [&'static CStr] = SWITCHES;
     // At 8, an 8 KiB SEND (8 packets of MTU 1024) was received in the
     // sender's system call, in a time slice shared with the polling peer:
     // 1.3 times rxe's rate, against 1.8 from the receive work's
@@ -559,6 +576,19 @@ impl Driver for RroceDevice {
 
     /// A packet for this device: checked, then given to its QP. Anything
     /// malformed, unsealed or for no QP is dropped and counted.
+    fn switch(dev: &Device<Self>, index: usize) -> bool {
+        index == CONGESTION_CONTROL && dev.congestion_control()
+    }
+
+    fn set_switch(dev: &Device<Self>, index: usize, on: bool) -> Result {
+        if index != CONGESTION_CONTROL {
+            return Err(EINVAL);
+        }
+        let settings = &dev.data().settings;
+        settings.congestion_control.store(on, Ordering::Relaxed);
+        Ok(())
+    }
+
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         let data = dev.data();
         // The IP datagram: its header, then from the UDP header on. A QP
@@ -706,7 +736,7 @@ impl Services for Device<RroceDevice> {
         fill: impl FnOnce(&mut Fill<'_>) -> Result,
     ) -> Result {
         let data = self.data();
-        let sent = xmit::send(self, &data.crc, av, flow, headers, payload_len, fill);
+        let sent = xmit::send(self, data.stamp(), av, flow, headers, payload_len, fill);
         if data.count_sent(set, &sent) && ip::is_multicast(&av.dgid) {
             data.counters.add(set, Counter::SentMcastPkts, 1);
         }
@@ -715,10 +745,15 @@ impl Services for Device<RroceDevice> {
 
     fn transmit_cnp(&self, set: Option<&Counters>, av: &Av, flow: &Flow, dest_qpn: Qpn) {
         let data = self.data();
-        let sent = xmit::send_cnp(self, &data.crc, av, flow, dest_qpn);
+        let sent = xmit::send_cnp(self, data.stamp(), av, flow, dest_qpn);
         if data.count_sent(set, &sent) {
             data.counters.add(set, Counter::NpCnpSent, 1);
         }
+    }
+
+    fn congestion_control(&self) -> bool {
+        let settings = &self.data().settings;
+        settings.congestion_control.load(Ordering::Relaxed)
     }
 
     fn kick(&self, qpn: Qpn) -> Result {
@@ -766,6 +801,7 @@ impl NewLink for RroceDevice {
         let settings = Settings {
             sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
             port_cap_flags: AtomicU32::new(rdma::PORT_CAP_CM_SUP),
+            congestion_control: AtomicBool::new(congestion_control()),
         };
         devices.add(
             &DeviceParams {

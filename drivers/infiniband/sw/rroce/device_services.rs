@@ -49,6 +49,10 @@ pub(crate) trait Services {
     /// `set` as [`Services::count`] does.
     fn transmit_cnp(&self, set: Option<&Counters>, av: &Av, flow: &Flow, dest_qpn: Qpn);
 
+    /// Whether the device does congestion control: its packets leave
+    /// ECN-capable, CNPs slow its QPs down, and its QPs are paced.
+    fn congestion_control(&self) -> bool;
+
     /// Has the device's work run QP `qpn` soon: a kernel consumer posted to
     /// it, perhaps where the QP's lock cannot be taken. Callable in any
     /// context; an error if the QP cannot be listed, and then the device

@@ -16,7 +16,6 @@ use crate::counters::{Counter, Counters};
 use crate::cq::Cq;
 use crate::device_services::Services;
 use crate::kernel_ext::{
-    congestion_control,
     errno::eopnotsupp,
     now_ns,
     rdma::{
@@ -392,7 +391,7 @@ impl QpCore {
         let Some(mut inner) = live else {
             return dev.count(None, Counter::RpCnpIgnored, 1);
         };
-        let handled = congestion_control()
+        let handled = dev.congestion_control()
             && inner.attr.state == QpState::Rts
             && inner.send.rate.cnp(now_ns());
         let counter = if handled {

@@ -12,7 +12,7 @@
 use crate::completer::{complete_done, error_wc, flush_before};
 use crate::device_services::Services;
 use crate::kernel_ext::{
-    congestion_control, jiffies, now_ns,
+    jiffies, now_ns,
     rdma::{Access, QpState, QpType, Qpn, Rkey},
 };
 use crate::limits::MAX_MSG_SIZE;
@@ -375,7 +375,7 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     // Once CNPs have cut its rate, the QP is paced: the burst goes at one
     // time, and the requester waits for the timer when the rate allows no
     // more. Unpaced, it reads no clock.
-    let paced = congestion_control() && inner.send.rate.current().is_some();
+    let paced = dev.congestion_control() && inner.send.rate.current().is_some();
     let clock = paced.then(now_ns);
     while inner.attr.state == QpState::Rts && !inner.send.window.rnr_waiting() {
         match inner.send.window.next_to_send(rc, max_rd_atomic) {

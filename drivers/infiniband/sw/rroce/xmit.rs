@@ -7,7 +7,6 @@
 //! netdev if the `capture_loopback` module parameter asks for it).
 
 use crate::kernel_ext::{
-    congestion_control,
     crc32::Crc32,
     fill::Fill,
     net::{route::RouteCache, Route, SkBuff},
@@ -42,12 +41,21 @@ impl Flow {
     }
 }
 
+/// What the device puts on each packet it sends.
+#[derive(Clone, Copy)]
+pub(crate) struct Stamp<'a> {
+    /// Seals the ICRC.
+    pub(crate) crc: &'a Crc32,
+    /// Whether packets leave ECN-capable (ECT(0)), for congestion control.
+    pub(crate) ecn_capable: bool,
+}
+
 /// Sends one packet of `flow` to `av` with `headers` and a payload of
-/// `payload_len` bytes, which `fill` appends, sealed with an ICRC by `crc`.
-/// Returns the length of the IP datagram sent.
+/// `payload_len` bytes, which `fill` appends, stamped by `stamp`. Returns
+/// the length of the IP datagram sent.
 pub(crate) fn send<T: Driver, E: From<Error>>(
     dev: &Device<T>,
-    crc: &Crc32,
+    stamp: Stamp<'_>,
     av: &Av,
     flow: &Flow,
     mut headers: Headers,
@@ -71,14 +79,14 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
         buf.put(&[0; 3 + icrc::LEN][..usize::from(pad) + icrc::LEN])?;
         Ok(())
     })?;
-    Ok(route_and_send(dev, crc, av, flow, skb, len)?)
+    Ok(route_and_send(dev, stamp, av, flow, skb, len)?)
 }
 
 /// Sends a CNP to QP `dest_qpn` at `av`, from `flow`; returns the length
 /// of the IP datagram sent.
 pub(crate) fn send_cnp<T: Driver>(
     dev: &Device<T>,
-    crc: &Crc32,
+    stamp: Stamp<'_>,
     av: &Av,
     flow: &Flow,
     dest_qpn: Qpn,
@@ -88,15 +96,15 @@ pub(crate) fn send_cnp<T: Driver>(
         buf.put(&cnp::write(dest_qpn.get()))?;
         buf.put(&[0; icrc::LEN])
     })?;
-    route_and_send(dev, crc, av, flow, skb, len)
+    route_and_send(dev, stamp, av, flow, skb, len)
 }
 
 /// Routes `skb`, a UDP payload of `len` bytes with room for its ICRC at the
-/// end, from `flow` to `av`, seals it and sends it; returns the length of
+/// end, from `flow` to `av`, stamps it and sends it; returns the length of
 /// the IP datagram.
 fn route_and_send<T: Driver>(
     dev: &Device<T>,
-    crc: &Crc32,
+    stamp: Stamp<'_>,
     av: &Av,
     flow: &Flow,
     mut skb: SkBuff,
@@ -107,7 +115,7 @@ fn route_and_send<T: Driver>(
     let ip = IpHeader {
         saddr: av.sgid,
         daddr: av.dgid,
-        tclass: if congestion_control() {
+        tclass: if stamp.ecn_capable {
             ip::ecn_capable(av.traffic_class)
         } else {
             av.traffic_class
@@ -119,7 +127,7 @@ fn route_and_send<T: Driver>(
             .map_err(|_| EINVAL)?;
         Ok(())
     })?;
-    seal(crc, &mut skb, ip.len())?;
+    seal(stamp.crc, &mut skb, ip.len())?;
     let sent = skb.len();
     match route {
         Route::Out => {

@@ -6,7 +6,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::super::{adapter::Adapter, container::Container, notifier, sysfs, LinkLayer};
+use super::super::{adapter::Adapter, container::Container, notifier, sysfs::Attributes};
 use super::{Driver, Registry};
 use crate::{bindings, kernel_ext::net::NetDevice};
 use core::ptr::addr_of_mut;
@@ -65,8 +65,8 @@ impl<T: Driver> Registry<T> {
         unsafe {
             let mut ops = Adapter::<T>::OPS;
             ops.owner = self.module().as_ptr().cast();
-            if matches!(T::LINK_LAYER, LinkLayer::Ethernet) {
-                ops.device_group = sysfs::group();
+            if Attributes::<T>::ANY {
+                ops.device_group = Attributes::<T>::GROUP;
             }
             bindings::ib_set_device_ops(ib, &ops);
             (*ib).node_type = bindings::RDMA_NODE_IB_CA as _;
