@@ -29,17 +29,19 @@
  * before the 24-bit wrap. -t uc uses a UC QP (send, write-imm and write
  * only): with no retransmission, a lost or dropped message fails the run,
  * and as nothing paces the sender by the receives the peer has posted,
- * COUNT must not exceed 16 for send and write-imm.
+ * COUNT must not exceed 16 for send and write-imm. -T TIMEOUT sets the
+ * QP's local ACK timeout (4.096 us << TIMEOUT; 14, 67 ms, by default), e.g.
+ * longer than a deep queue on the way delays an ACK.
  *
  * Unlike ibv_rc_pingpong, neither side destroys its QP before the other has
  * all its completions (a last TCP exchange): over a lossy link, the ACK of
  * the last message may need a retransmission that only a live QP answers.
  *
- *   rc_stream [-o OP] [-p PSN] [-t uc] DEVICE PORT COUNT SIZE         serve, on TCP PORT
- *   rc_stream [-o OP] [-p PSN] [-t uc] DEVICE PORT COUNT SIZE SERVER  connect to SERVER
+ *   rc_stream [-o OP] [-p PSN] [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE         serve
+ *   rc_stream [-o OP] [-p PSN] [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE SERVER  connect
  *
- * Both sides use the device's RoCE v2 GID of an IPv4 address, MTU 1024,
- * timeout 14 and retry_cnt 7. A side that sees no completion for 60 s gives
+ * The server listens on TCP PORT. Both sides use the device's RoCE v2 GID of
+ * an IPv4 address, MTU 1024 and retry_cnt 7. A side that sees no completion for 60 s gives
  * up. Exits 0 if every message went out and came in intact.
  */
 #include <arpa/inet.h>
@@ -248,13 +250,17 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
-	int fd, gid_index, ok, opt;
+	int fd, gid_index, ok, opt, timeout = 14;
 	size_t counter_at;
 	char bye = 1;
 
-	while ((opt = getopt(argc, argv, "o:p:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "o:p:t:T:")) != -1) {
 		if (opt == 'p') {
 			first_psn = strtoul(optarg, NULL, 0) & 0xffffff;
+			continue;
+		}
+		if (opt == 'T') {
+			timeout = atoi(optarg) & 0x1f;
 			continue;
 		}
 		if (opt == 't') {
@@ -271,7 +277,7 @@ int main(int argc, char **argv)
 	if (argc < 4 || atoi(argv[3]) < 8 ||
 	    (init.qp_type == IBV_QPT_UC && (op == OP_READ || op == OP_FETCH_ADD))) {
 		fprintf(stderr, "usage: rc_stream [-o send|write-imm|write|read|fetch-add] [-p PSN]"
-			" [-t uc] DEVICE PORT COUNT SIZE [SERVER] (SIZE >= 8; UC: no read,"
+			" [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE [SERVER] (SIZE >= 8; UC: no read,"
 			" fetch-add)\n");
 		return 2;
 	}
@@ -304,7 +310,7 @@ int main(int argc, char **argv)
 	peer = me;
 	fd = tcp_connect(argc > 4 ? argv[4] : NULL, argv[1]);
 	ok = fd >= 0 && exchange(fd, &peer, sizeof(peer)) &&
-	     connect_rc(qp, peer.qpn, &peer.gid, gid_index, 14, 7);
+	     connect_rc(qp, peer.qpn, &peer.gid, gid_index, timeout, 7);
 	/* A QP takes receives once it is out of RESET, and needs them before the peer sends. */
 	for (int slot = 0; ok && slot < DEPTH; slot++)
 		ok = post_recv(qp, &b, slot);

@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Congestion control on a congested link. VM 1's egress is a 40 Mbit/s
+# token bucket whose RED queue marks ECN-capable packets Congestion
+# Experienced and drops the others. Four RC QPs write 64 KiB messages both
+# ways at once, every byte checked (rc_stream.c), first with each device's
+# congestion_control switch on, then off. On, the packets leave ECN-capable,
+# the queue marks them instead of dropping them, VM 2 answers with CNPs and
+# VM 1's QPs slow down: far fewer packets are lost, and the goodput does not
+# collapse. Off, the queue drops, and go-back-N resends. Retransmissions and
+# the goodput's ratio are reported, not tested further: under emulation CNPs
+# come milliseconds apart, DCQCN's NIC constants fit that badly, and the
+# goodput with congestion control on was 0.64 to 1.33 of the goodput
+# without (Documentation/performance.rst).
+# VM 1 connects and reports, VM 2 serves.
+
+. "$(dirname "$0")/lib.sh"
+in_vm || build_prog rc_stream -libverbs
+vm_main 2 "$PROG"
+rc_stream=$1
+
+require_cmd tc rdma
+ktap_plan $((RROCE_VM == 1 ? 12 : 7))
+
+QPS=4
+# A slower kernel (the debug one) gets a slower link, so that it still
+# fills it, and as many seconds of traffic.
+MBIT=$((40 / SLOWDOWN))
+COUNT=$((150 / SLOWDOWN))
+SIZE=65536
+PORT=18620
+INTACT="^$COUNT messages of $SIZE bytes each way .*: all intact, in order, once"
+SWITCH=/sys/class/infiniband/rroce0/congestion_control
+# 537 ms: more than the full queue delays an ACK (200 ms), so that only a
+# loss sends anything again.
+ACK_TIMEOUT=17
+
+modprobe -a sch_tbf sch_red || ktap_skip_all "no sch_tbf or sch_red"
+driver_up rroce
+ktap_result $? "rroce0 on eth0"
+# The switch takes what kstrtobool does, nothing else.
+[ "$(cat $SWITCH)" = 1 ] && ! echo maybe 2>/dev/null >$SWITCH && [ "$(cat $SWITCH)" = 1 ]
+ktap_result $? "congestion_control is on at first, and refuses 'maybe'"
+if [ "$RROCE_VM" = 1 ]; then
+	# RED marks from 30 kB of queue on, every packet from 90 kB; drops
+	# what is not ECN-capable instead, and anything beyond 200 ms of queue
+	# (1 MB at 40 Mbit/s).
+	tc qdisc add dev eth0 root handle 1: tbf rate ${MBIT}mbit burst 32kb latency 400ms &&
+		tc qdisc add dev eth0 parent 1:1 handle 10: red limit $((25000 * MBIT)) min 30000 max 90000 \
+			avpkt 1100 burst 40 probability 0.1 ecn bandwidth ${MBIT}mbit
+	ktap_result $? "eth0: $MBIT Mbit/s, RED with ECN"
+fi
+
+# red_stat NAME: the RED qdisc's counter NAME (marked, early, pdrop).
+red_stat() { tc -s qdisc show dev eth0 parent 1:1 | grep -o " $1 [0-9]*" | cut -d' ' -f3; }
+
+# streams: the QPs' rc_stream runs, at once; true if all were intact.
+streams() {
+	local i pids=() ok=0
+	for i in $(seq 0 $((QPS - 1))); do
+		timeout $((300 * SLOWDOWN)) "$rc_stream" -o write -T $ACK_TIMEOUT rroce0 $((PORT + i)) $COUNT $SIZE \
+			"$@" >/tmp/stream.$i 2>&1 &
+		pids+=($!)
+		[ $# = 1 ] || wait_listen $((PORT + i))
+	done
+	[ $# = 1 ] || vm_signal listening.$cc
+	for i in "${!pids[@]}"; do
+		if [ $# = 1 ]; then wait "${pids[$i]}"; else await "${pids[$i]}"; fi &&
+			grep -Eq "$INTACT" /tmp/stream.$i || { ok=1; sed 's/^/#   /' /tmp/stream.$i; }
+	done
+	return $ok
+}
+
+# delta NAME: how far this device's counter NAME moved in the round.
+delta() { echo $(($(stat_value "$1" "$after") - $(stat_value "$1" "$before"))); }
+
+for cc in 1 0; do
+	echo $cc >$SWITCH && [ "$(cat $SWITCH)" = $cc ]
+	ktap_result $? "congestion_control $cc"
+	before=$(link_stats rroce0)
+	if [ "$RROCE_VM" = 2 ]; then
+		streams
+		ktap_result $? "cc $cc: $QPS QPs, $COUNT x $SIZE bytes each way, intact (server)"
+		after=$(link_stats rroce0)
+		echo "$(delta np_ecn_marked_roce_packets) $(delta np_cnp_sent)" >"$RROCE_SHARED/np.$cc"
+		vm_signal counted.$cc
+	else
+		vm_wait listening.$cc
+		marked0=$(red_stat marked) drops0=$(($(red_stat early) + $(red_stat pdrop)))
+		start=$(date +%s%N)
+		streams "$(peer_ip4)"
+		ktap_result $? "cc $cc: $QPS QPs, $COUNT x $SIZE bytes each way, intact (client)"
+		ms=$((($(date +%s%N) - start) / 1000000))
+		after=$(link_stats rroce0)
+		vm_wait counted.$cc
+		read -r np_seen np_cnps <"$RROCE_SHARED/np.$cc"
+		marked[cc]=$(($(red_stat marked) - marked0))
+		drops[cc]=$(($(red_stat early) + $(red_stat pdrop) - drops0))
+		retx[cc]=$(delta retransmits)
+		handled[cc]=$(delta rp_cnp_handled)
+		seen[cc]=$np_seen cnps[cc]=$np_cnps
+		# Only VM 1's way is limited: its bytes over the time they took.
+		kbps[cc]=$((QPS * COUNT * SIZE / ms))
+		echo "# cc $cc: ${kbps[cc]} kB/s in $ms ms; queue marked ${marked[cc]}, dropped ${drops[cc]};" \
+			"VM 2 saw $np_seen marked, sent $np_cnps CNPs; VM 1 handled ${handled[cc]}, retransmitted ${retx[cc]}"
+	fi
+done
+
+if [ "$RROCE_VM" = 1 ]; then
+	[ "${marked[1]}" -gt 0 ] && [ "${seen[1]}" -gt 0 ] && [ "${cnps[1]}" -gt 0 ] &&
+		[ "${handled[1]}" -gt 0 ] && [ "${handled[1]}" -le "${cnps[1]}" ]
+	ktap_result $? "on: ${marked[1]} packets marked, ${cnps[1]} CNPs sent, ${handled[1]} cut a QP's rate"
+	[ "${marked[0]}" = 0 ] && [ "${seen[0]}" = 0 ] && [ "${cnps[0]}" = 0 ] && [ "${handled[0]}" = 0 ]
+	ktap_result $? "off: no packet ECN-capable, so none marked and no CNP"
+	[ $((drops[1] * 4)) -lt "${drops[0]}" ]
+	ktap_result $? "drops fall to less than a quarter: ${drops[1]} on, ${drops[0]} off"
+	echo "# retransmissions: ${retx[1]} on, ${retx[0]} off"
+	[ $((kbps[1] * 2)) -ge "${kbps[0]}" ]
+	ktap_result $? "goodput at least half of off's: ${kbps[1]} kB/s on, ${kbps[0]} off"
+	tc qdisc del dev eth0 root
+fi
+driver_down rroce
+ktap_result $? "delete the device and unload"
+ktap_finish
