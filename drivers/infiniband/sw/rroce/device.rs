@@ -13,8 +13,6 @@ use crate::device_services::Services;
 use crate::kernel_ext::{
     congestion_control,
     crc32::Crc32,
-    fill::Fill,
-    jiffies,
     llist::AtomicQueue,
     msleep,
     net::{namespace::Net, NetDevice, SkBuff},
@@ -30,21 +28,19 @@ use crate::limits::{
     GID_TABLE_LEN, MAX_AH, MAX_CQ, MAX_CQE, MAX_FAST_REG_PAGES, MAX_MCAST_GRP, MAX_MCAST_QP_ATTACH,
     MAX_MR, MAX_MSG_SIZE, MAX_MW, MAX_PD, MAX_QP, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, MAX_SRQ, PORT,
 };
-use crate::mcast::{Groups, Members, MULTICAST_QPN};
+use crate::mcast::Groups;
 use crate::mr::{self, Mr, MrCore};
 use crate::mw::{self, Keys, Mw, MwCore};
 use crate::pool::{PdNum, Pool};
-use crate::proto::packet::Headers;
-use crate::proto::{ip, pma};
+use crate::proto::pma;
 use crate::qp::{self, Qp};
 use crate::qp_core::QpCore;
 use crate::srq::Srq;
-use crate::trace;
-use crate::udp::{self, Received, Transport, TransportUse};
+use crate::udp::{Transport, TransportUse};
 use crate::work::{RecvWqe, SendWqe};
-use crate::xmit::{self, Flow, Stamp};
+use crate::xmit::Stamp;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use kernel::{c_str, prelude::*, sync::Arc, types::ARef};
+use kernel::{c_str, prelude::*, sync::Arc};
 
 /// The rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) that rdma-core's
 /// rxe provider speaks; it binds to any device with this driver id.
@@ -55,6 +51,9 @@ const VENDOR_ID: u32 = 0xffffff;
 /// take their last completions: 100 × 10 ms.
 const REMOVAL_DRAIN_POLLS: u32 = 100;
 const REMOVAL_DRAIN_POLL_MS: u32 = 10;
+
+mod rx;
+mod services;
 
 /// Per-device state.
 #[pin_data]
@@ -590,72 +589,7 @@ impl Driver for RroceDevice {
     }
 
     fn receive(dev: &Device<Self>, skb: SkBuff) {
-        let data = dev.data();
-        // The IP datagram: its header, then from the UDP header on. A QP
-        // counts its own; the port what goes to none.
-        let bytes = (skb.ip_header().len() + skb.len()) as u64;
-        let count_for_port = || {
-            data.count(Counter::RcvdPkts);
-            data.counters.add(None, Counter::RcvdBytes, bytes);
-        };
-        let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
-            Ok(Received::Packet(pkt, ip)) => (pkt, ip),
-            Ok(Received::Cnp(qpn)) => {
-                match data.qps().get(qpn) {
-                    Some(qp) => qp.congestion_notified(dev, bytes),
-                    None => {
-                        count_for_port();
-                        data.count(Counter::DropUnknownQp);
-                    }
-                }
-                return;
-            }
-            Err(drop) => {
-                data.count(Counter::RcvdPkts);
-                return data.count(drop);
-            }
-        };
-        let bth = &pkt.headers.bth;
-        let dest_qpn = bth.dest_qpn;
-        trace::recv(
-            dest_qpn,
-            bth.opcode as u8,
-            bth.psn.get(),
-            pkt.payload.len() as u32,
-            pkt.headers.syndrome(),
-        );
-        if dest_qpn == MULTICAST_QPN {
-            count_for_port();
-            data.count(Counter::RcvdMcastPkts);
-            // Every QP attached to the group gets the datagram; each checks
-            // it as its own (type, Q_Key).
-            let members = ip::destination_gid(ip).map(|gid| data.mcast.members(&gid));
-            let qpns = members.as_ref().map_or(&[][..], Members::qpns);
-            if qpns.is_empty() {
-                data.count(Counter::DropUnknownQp);
-            }
-            for qp in qpns.iter().filter_map(|qpn| data.qps().get(qpn.get())) {
-                qp.receive(dev, &pkt, ip, None);
-            }
-            return;
-        }
-        let Some(qp) = data.qps().get(dest_qpn) else {
-            count_for_port();
-            return data.count(Counter::DropUnknownQp);
-        };
-        // One QP owes an ACK at a time: another's is sent first, as is one
-        // owed for too long. The clock is read only while an ACK is held.
-        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn
-            || jiffies().wrapping_sub(data.ack_owed_since.load(Ordering::Relaxed))
-                >= ACK_HOLD_JIFFIES
-        {
-            Self::received(dev);
-        }
-        if qp.receive(dev, &pkt, ip, Some(bytes))
-            && data.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP
-        {
-            data.ack_owed_since.store(jiffies(), Ordering::Relaxed);
-        }
+        Self::receive_packet(dev, skb);
     }
 
     fn received(dev: &Device<Self>) {
@@ -706,69 +640,6 @@ impl Driver for RroceDevice {
         for qp in qps.iter() {
             qp.tick(dev, now);
         }
-    }
-}
-
-impl Services for Device<RroceDevice> {
-    fn count(&self, set: Option<&Counters>, counter: Counter, n: u64) {
-        self.data().counters.add(set, counter, n);
-    }
-
-    fn keys(&self) -> Keys<'_> {
-        self.data().keys()
-    }
-
-    fn ahs(&self) -> &Pool<AhCore> {
-        self.data().ahs()
-    }
-
-    fn netdev(&self) -> Option<ARef<NetDevice>> {
-        Device::netdev(self, PORT)
-    }
-
-    fn transmit(
-        &self,
-        set: Option<&Counters>,
-        av: &Av,
-        flow: &Flow,
-        headers: Headers,
-        payload_len: usize,
-        fill: impl FnOnce(&mut Fill<'_>) -> Result,
-    ) -> Result {
-        let data = self.data();
-        let sent = xmit::send(self, data.stamp(), av, flow, headers, payload_len, fill);
-        if data.count_sent(set, &sent) && ip::is_multicast(&av.dgid) {
-            data.counters.add(set, Counter::SentMcastPkts, 1);
-        }
-        sent.map(|_| ())
-    }
-
-    fn transmit_cnp(&self, set: Option<&Counters>, av: &Av, flow: &Flow, dest_qpn: Qpn) {
-        let data = self.data();
-        let sent = xmit::send_cnp(self, data.stamp(), av, flow, dest_qpn);
-        if data.count_sent(set, &sent) {
-            data.counters.add(set, Counter::NpCnpSent, 1);
-        }
-    }
-
-    fn congestion_control(&self) -> bool {
-        let settings = &self.data().settings;
-        settings.congestion_control.load(Ordering::Relaxed)
-    }
-
-    fn kick(&self, qpn: Qpn) -> Result {
-        let listed = self.data().kicked.push(qpn.get(), GFP_ATOMIC);
-        if listed.is_ok() {
-            Device::kick(self);
-        } else {
-            // The timer runs every kernel QP.
-            self.tick_now();
-        }
-        listed
-    }
-
-    fn arm_tick(&self, usecs: u32) {
-        Device::arm_tick(self, usecs);
     }
 }
 

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device's receive path: a packet from the receive work (or a doorbell)
+//! to its QP, with the ACK owed at the end of a burst.
+
+use super::{RroceDevice, ACK_HOLD_JIFFIES, NO_QP};
+use crate::counters::Counter;
+use crate::kernel_ext::{
+    jiffies,
+    net::SkBuff,
+    rdma::{Device, Driver},
+};
+use crate::mcast::{Members, MULTICAST_QPN};
+use crate::proto::ip;
+use crate::trace;
+use crate::udp::{self, Received};
+use core::sync::atomic::Ordering;
+
+impl RroceDevice {
+    /// Hands a packet to the QP it is for, or to each QP of its multicast
+    /// group, or counts why it went to none.
+    pub(super) fn receive_packet(dev: &Device<Self>, skb: SkBuff) {
+        let data = dev.data();
+        // The IP datagram: its header, then from the UDP header on. A QP
+        // counts its own; the port what goes to none.
+        let bytes = (skb.ip_header().len() + skb.len()) as u64;
+        let count_for_port = || {
+            data.count(Counter::RcvdPkts);
+            data.counters.add(None, Counter::RcvdBytes, bytes);
+        };
+        let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
+            Ok(Received::Packet(pkt, ip)) => (pkt, ip),
+            Ok(Received::Cnp(qpn)) => {
+                match data.qps().get(qpn) {
+                    Some(qp) => qp.congestion_notified(dev, bytes),
+                    None => {
+                        count_for_port();
+                        data.count(Counter::DropUnknownQp);
+                    }
+                }
+                return;
+            }
+            Err(drop) => {
+                data.count(Counter::RcvdPkts);
+                return data.count(drop);
+            }
+        };
+        let bth = &pkt.headers.bth;
+        let dest_qpn = bth.dest_qpn;
+        trace::recv(
+            dest_qpn,
+            bth.opcode as u8,
+            bth.psn.get(),
+            pkt.payload.len() as u32,
+            pkt.headers.syndrome(),
+        );
+        if dest_qpn == MULTICAST_QPN {
+            count_for_port();
+            data.count(Counter::RcvdMcastPkts);
+            // Every QP attached to the group gets the datagram; each checks
+            // it as its own (type, Q_Key).
+            let members = ip::destination_gid(ip).map(|gid| data.mcast.members(&gid));
+            let qpns = members.as_ref().map_or(&[][..], Members::qpns);
+            if qpns.is_empty() {
+                data.count(Counter::DropUnknownQp);
+            }
+            for qp in qpns.iter().filter_map(|qpn| data.qps().get(qpn.get())) {
+                qp.receive(dev, &pkt, ip, None);
+            }
+            return;
+        }
+        let Some(qp) = data.qps().get(dest_qpn) else {
+            count_for_port();
+            return data.count(Counter::DropUnknownQp);
+        };
+        // One QP owes an ACK at a time: another's is sent first, as is one
+        // owed for too long. The clock is read only while an ACK is held.
+        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn
+            || jiffies().wrapping_sub(data.ack_owed_since.load(Ordering::Relaxed))
+                >= ACK_HOLD_JIFFIES
+        {
+            Self::received(dev);
+        }
+        if qp.receive(dev, &pkt, ip, Some(bytes))
+            && data.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP
+        {
+            data.ack_owed_since.store(jiffies(), Ordering::Relaxed);
+        }
+    }
+}
