@@ -55,11 +55,10 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     const LINK_LAYER: LinkLayer;
     /// The names of the port counters [`Driver::counters`] reports.
     const COUNTER_NAMES: &'static [&'static CStr] = &[];
-    /// The names of the device's switches, at most 4: sysfs attributes of
-    /// each device (`/sys/class/infiniband/<device>/<name>`) that root turns
-    /// on and off, read with [`Driver::switch`] and set with
-    /// [`Driver::set_switch`].
-    const SWITCHES: &'static [&'static CStr] = &[];
+    /// The device's settings, at most 8: sysfs attributes of each device
+    /// (`/sys/class/infiniband/<device>/<name>`) that root writes, read with
+    /// [`Driver::setting`] and set with [`Driver::set_setting`].
+    const SETTINGS: &'static [Setting] = &[];
     /// The most received packets a device holds for [`Driver::receive`];
     /// more are dropped, so that a flood costs bounded memory.
     const RX_BACKLOG: u32 = 4096;
@@ -293,12 +292,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn counter_values(_dev: &Device<Self>, _id: u32, _values: &mut [u64]) -> Result {
         Err(eopnotsupp())
     }
-    /// Whether the switch of [`Driver::SWITCHES`] at `index` is on.
-    fn switch(_dev: &Device<Self>, _index: usize) -> bool {
-        false
+    /// The value of the setting of [`Driver::SETTINGS`] at `index` (0 or
+    /// 1 for a switch).
+    fn setting(_dev: &Device<Self>, _index: usize) -> u32 {
+        0
     }
-    /// Turns the switch of [`Driver::SWITCHES`] at `index` on or off.
-    fn set_switch(_dev: &Device<Self>, _index: usize, _on: bool) -> Result {
+    /// Sets the setting of [`Driver::SETTINGS`] at `index` to `value`, as
+    /// parsed for its kind; an error (`EINVAL`) if the driver refuses it.
+    fn set_setting(_dev: &Device<Self>, _index: usize, _value: u32) -> Result {
         Err(eopnotsupp())
     }
     /// Handles a RoCEv2 packet for the device, in process context (the
@@ -363,4 +364,20 @@ pub(crate) struct CqAttr {
     pub(crate) cqe: u32,
     /// `IB_UVERBS_CQ_FLAGS_*`.
     pub(crate) flags: u32,
+}
+
+/// A setting of a driver's devices in sysfs.
+pub(crate) struct Setting {
+    /// The attribute's name.
+    pub(crate) name: &'static CStr,
+    pub(crate) kind: SettingKind,
+}
+
+/// What a setting holds, and so how sysfs shows and parses it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SettingKind {
+    /// On or off, 1 or 0: what `kstrtobool` takes.
+    Switch,
+    /// A `u32`: what `kstrtouint` takes, in base 10 or with `0x`.
+    Number,
 }

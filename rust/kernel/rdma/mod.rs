@@ -104,7 +104,7 @@ mod udata;
 mod work;
 
 pub(crate) use device::Device;
-pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, UserRegion};
+pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, Setting, SettingKind, UserRegion};
 pub(crate) use kernel_segs::{KernelSegs, LOCAL_DMA_LKEY};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};

@@ -5,15 +5,16 @@
 //!
 //! - `parent`, the name of the netdev of its port 1, as rdma_rxe and siw
 //!   show it and tools such as SPDK's scripts read it (Ethernet devices);
-//! - the driver's switches ([`Driver::SWITCHES`]): settings of one device
-//!   that root turns on and off (`0`/`1`, `n`/`y`, `off`/`on`).
+//! - the driver's settings ([`Driver::SETTINGS`]) of one device, which root
+//!   writes: switches (`0`/`1`, `n`/`y`, `off`/`on`) and numbers (`u32`,
+//!   decimal, or hex with `0x`).
 //!
 //! The attributes are constants of [`Attributes<T>`], built when the module
 //! is compiled, so the group needs no memory or lockdep key of its own.
 //!
 //! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
 
-use super::{Device, Driver, LinkLayer};
+use super::{driver::SettingKind, Device, Driver, LinkLayer};
 use crate::bindings;
 use core::{
     marker::PhantomData,
@@ -26,14 +27,15 @@ use kernel::{
         to_result,
     },
     ffi,
+    str::CStr,
 };
 
-/// The most switches a driver has; more are left out.
-const MAX_SWITCHES: usize = 4;
+/// The most settings a driver has; more are left out.
+const MAX_SETTINGS: usize = 8;
 
-/// A switch's attribute, and which of the driver's switches it is.
+/// A setting's attribute, and which of the driver's settings it is.
 #[repr(C)]
-struct SwitchAttribute {
+struct SettingAttribute {
     attr: bindings::device_attribute,
     index: usize,
 }
@@ -44,7 +46,7 @@ pub(super) struct Attributes<T: Driver>(PhantomData<T>);
 impl<T: Driver> Attributes<T> {
     /// Whether `T`'s devices have any of these attributes.
     pub(super) const ANY: bool =
-        matches!(T::LINK_LAYER, LinkLayer::Ethernet) || !T::SWITCHES.is_empty();
+        matches!(T::LINK_LAYER, LinkLayer::Ethernet) || !T::SETTINGS.is_empty();
 
     /// The group, as `ib_device_ops.device_group` takes it.
     pub(super) const GROUP: &'static bindings::attribute_group = &bindings::attribute_group {
@@ -56,41 +58,41 @@ impl<T: Driver> Attributes<T> {
     const PARENT: &'static bindings::device_attribute =
         &attribute(kernel::c_str!("parent"), 0o444, Some(parent_show), None);
 
-    /// One constant, so that every switch attribute lies in one array,
-    /// where `switch_show` and `switch_store` find their index.
-    const SWITCHES: &'static [SwitchAttribute; MAX_SWITCHES] = &{
-        const UNUSED: SwitchAttribute = SwitchAttribute {
+    /// One constant, so that every setting's attribute lies in one array,
+    /// where `setting_show` and `setting_store` find their index.
+    const SETTINGS: &'static [SettingAttribute; MAX_SETTINGS] = &{
+        const UNUSED: SettingAttribute = SettingAttribute {
             attr: attribute(kernel::c_str!(""), 0, None, None),
             index: 0,
         };
-        let mut switches = [UNUSED; MAX_SWITCHES];
+        let mut settings = [UNUSED; MAX_SETTINGS];
         let mut i = 0;
-        while i < T::SWITCHES.len() && i < MAX_SWITCHES {
-            switches[i] = SwitchAttribute {
+        while i < T::SETTINGS.len() && i < MAX_SETTINGS {
+            settings[i] = SettingAttribute {
                 attr: attribute(
-                    T::SWITCHES[i],
+                    T::SETTINGS[i].name,
                     0o644,
-                    Some(Self::switch_show),
-                    Some(Self::switch_store),
+                    Some(Self::setting_show),
+                    Some(Self::setting_store),
                 ),
                 index: i,
             };
             i += 1;
         }
-        switches
+        settings
     };
 
     /// The attributes, NULL-terminated.
-    const ATTRS: &'static [*mut bindings::attribute; MAX_SWITCHES + 2] = &{
-        let mut attrs = [null_mut(); MAX_SWITCHES + 2];
+    const ATTRS: &'static [*mut bindings::attribute; MAX_SETTINGS + 2] = &{
+        let mut attrs = [null_mut(); MAX_SETTINGS + 2];
         let mut n = 0;
         if matches!(T::LINK_LAYER, LinkLayer::Ethernet) {
             attrs[n] = attribute_ptr(Self::PARENT);
             n += 1;
         }
         let mut i = 0;
-        while i < T::SWITCHES.len() && i < MAX_SWITCHES {
-            attrs[n] = attribute_ptr(&Self::SWITCHES[i].attr);
+        while i < T::SETTINGS.len() && i < MAX_SETTINGS {
+            attrs[n] = attribute_ptr(&Self::SETTINGS[i].attr);
             n += 1;
             i += 1;
         }
@@ -99,77 +101,103 @@ impl<T: Driver> Attributes<T> {
 
     /// # Safety
     ///
-    /// Called by sysfs for one of [`Self::SWITCHES`] of a `T` device's
+    /// Called by sysfs for one of [`Self::SETTINGS`] of a `T` device's
     /// `struct device`, with `buf` a page.
-    unsafe extern "C" fn switch_show(
+    unsafe extern "C" fn setting_show(
         device: *mut bindings::device,
         attr: *mut bindings::device_attribute,
         buf: *mut ffi::c_char,
     ) -> isize {
         // SAFETY: Guaranteed by the caller.
-        let (dev, index) = unsafe { Self::switch_of(device, attr) };
-        let text = if T::switch(dev, index) {
-            b"1\n"
-        } else {
-            b"0\n"
-        };
+        let (dev, index) = unsafe { Self::setting_of(device, attr) };
+        let mut text = [0u8; 12];
+        let len = decimal(T::setting(dev, index), &mut text);
         // SAFETY: `buf` is a page, far longer than `text`.
-        unsafe { core::ptr::copy_nonoverlapping(text.as_ptr().cast(), buf, text.len()) };
-        text.len() as isize
+        unsafe { core::ptr::copy_nonoverlapping(text.as_ptr().cast(), buf, len) };
+        len as isize
     }
 
     /// # Safety
     ///
-    /// Called by sysfs for one of [`Self::SWITCHES`] of a `T` device's
+    /// Called by sysfs for one of [`Self::SETTINGS`] of a `T` device's
     /// `struct device`, with `buf` holding `count` bytes and a NUL.
-    unsafe extern "C" fn switch_store(
+    unsafe extern "C" fn setting_store(
         device: *mut bindings::device,
         attr: *mut bindings::device_attribute,
         buf: *const ffi::c_char,
         count: usize,
     ) -> isize {
         // SAFETY: Guaranteed by the caller.
-        let (dev, index) = unsafe { Self::switch_of(device, attr) };
-        let mut on = false;
-        // SAFETY: `buf` is NUL-terminated; `on` is a valid `bool`.
-        let parsed = to_result(unsafe { kernel::bindings::kstrtobool(buf, &mut on) });
-        match parsed
+        let (dev, index) = unsafe { Self::setting_of(device, attr) };
+        let value = match T::SETTINGS[index].kind {
+            SettingKind::Switch => {
+                let mut on = false;
+                // SAFETY: `buf` is NUL-terminated; `on` is a valid `bool`.
+                to_result(unsafe { kernel::bindings::kstrtobool(buf, &mut on) }).map(|()| on.into())
+            }
+            SettingKind::Number => {
+                let mut n = 0;
+                // SAFETY: `buf` is NUL-terminated (a newline before the NUL
+                // is allowed); `n` is a valid `u32`.
+                to_result(unsafe { kernel::bindings::kstrtouint(buf, 0, &mut n) }).map(|()| n)
+            }
+        };
+        match value
             .map_err(|_| EINVAL)
-            .and_then(|()| T::set_switch(dev, index, on))
+            .and_then(|value| T::set_setting(dev, index, value))
         {
             Ok(()) => count as isize,
             Err(e) => e.to_errno() as isize,
         }
     }
 
-    /// The device and the switch index of a switch attribute.
+    /// The device and the setting's index of a setting's attribute.
     ///
     /// # Safety
     ///
     /// `device` is a `T` device's, alive while sysfs calls its attribute
-    /// `attr`, one of [`Self::SWITCHES`].
-    unsafe fn switch_of<'a>(
+    /// `attr`, one of [`Self::SETTINGS`].
+    unsafe fn setting_of<'a>(
         device: *mut bindings::device,
         attr: *mut bindings::device_attribute,
     ) -> (&'a Device<T>, usize) {
-        // SAFETY: `attr` is the `attr` of a `SwitchAttribute`.
-        let switch = unsafe {
+        // SAFETY: `attr` is the `attr` of a `SettingAttribute`.
+        let setting = unsafe {
             &*attr
-                .byte_sub(offset_of!(SwitchAttribute, attr))
-                .cast::<SwitchAttribute>()
+                .byte_sub(offset_of!(SettingAttribute, attr))
+                .cast::<SettingAttribute>()
         };
         // SAFETY: `device` is an `ib_device`'s, and only `T` devices carry
         // this group; sysfs keeps the device alive during the call.
         let dev = unsafe { Device::from_raw(bindings::rroce_rdma_device_to_ibdev(device)) };
-        (dev, switch.index)
+        (dev, setting.index)
     }
+}
+
+/// Writes `n` and a newline into `text`; returns how many bytes.
+fn decimal(mut n: u32, text: &mut [u8; 12]) -> usize {
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for (dst, src) in text.iter_mut().zip(digits[..len].iter().rev()) {
+        *dst = *src;
+    }
+    text[len] = b'\n';
+    len + 1
 }
 
 /// A `device_attribute` of `name`, `mode` and callbacks.
 // With lockdep, `struct attribute` has more fields, which stay zero.
 #[allow(clippy::needless_update)]
 const fn attribute(
-    name: &'static kernel::str::CStr,
+    name: &'static CStr,
     mode: u16,
     show: Option<
         unsafe extern "C" fn(

@@ -9,9 +9,7 @@
 use crate::ah::{self, Ah, AhCore};
 use crate::counters::{self, Counter, Counters, PortCounters};
 use crate::cq::Cq;
-use crate::device_services::Services;
 use crate::kernel_ext::{
-    congestion_control,
     crc32::Crc32,
     llist::AtomicQueue,
     msleep,
@@ -21,7 +19,8 @@ use crate::kernel_ext::{
         DeviceParams, Driver, Global, KernelPages, KernelRecvWr, KernelSendWr, KernelWc, LinkLayer,
         MadAnswer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortChange, PortEvent,
         PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, QpNotifier, Qpn,
-        Registry, Rkey, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion, MAD_SIZE,
+        Registry, Rkey, Setting, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
+        MAD_SIZE,
     },
 };
 use crate::limits::{
@@ -54,6 +53,9 @@ const REMOVAL_DRAIN_POLL_MS: u32 = 10;
 
 mod rx;
 mod services;
+mod settings;
+
+use settings::Settings;
 
 /// Per-device state.
 #[pin_data]
@@ -96,29 +98,6 @@ pub(crate) struct RroceDevice {
     /// When (jiffies) the owed ACK came to be owed.
     ack_owed_since: AtomicU64,
 }
-
-/// The attributes of a device its users may change.
-struct Settings {
-    /// The system image GUID, big-endian: the node GUID until
-    /// `modify_device` sets another.
-    sys_image_guid: AtomicU64,
-    /// The port's capability flags: `IB_PORT_CM_SUP`, which ib_cm sets and
-    /// clears again, and what else `modify_port` set.
-    port_cap_flags: AtomicU32,
-    /// Whether the device does congestion control: its switch in sysfs,
-    /// at first the module parameter's value.
-    congestion_control: AtomicBool,
-}
-
-impl Settings {
-    fn sys_image_guid(&self) -> u64 {
-        self.sys_image_guid.load(Ordering::Relaxed)
-    }
-}
-
-/// The device's switches in sysfs, in the order of [`SWITCHES`].
-const CONGESTION_CONTROL: usize = 0;
-const SWITCHES: &[&CStr] = &[c_str!("congestion_control")];
 
 /// How long an owed ACK may wait for the burst to end. A slow host (a
 /// debug kernel under emulation) can take seconds over one burst, longer
@@ -186,7 +165,7 @@ impl RroceDevice {
     fn stamp(&self) -> Stamp<'_> {
         Stamp {
             crc: &self.crc,
-            ecn_capable: self.settings.congestion_control.load(Ordering::Relaxed),
+            ecn_capable: self.settings.congestion_control(),
         }
     }
 
@@ -262,7 +241,7 @@ impl Driver for RroceDevice {
     const UVERBS_CMD_MASK: u64 = uverbs_cmd::POST_SEND | uverbs_cmd::REQ_NOTIFY_CQ;
     const LINK_LAYER: LinkLayer = LinkLayer::Ethernet;
     const COUNTER_NAMES: &'static [&'static CStr] = counters::NAMES;
-    const SWITCHES: &'static [&'static CStr] = SWITCHES;
+    const SETTINGS: &'static [Setting] = settings::SETTINGS;
     // At 8, an 8 KiB SEND (8 packets of MTU 1024) was received in the
     // sender's system call, in a time slice shared with the polling peer:
     // 1.3 times rxe's rate, against 1.8 from the receive work's
@@ -575,17 +554,12 @@ impl Driver for RroceDevice {
 
     /// A packet for this device: checked, then given to its QP. Anything
     /// malformed, unsealed or for no QP is dropped and counted.
-    fn switch(dev: &Device<Self>, index: usize) -> bool {
-        index == CONGESTION_CONTROL && dev.congestion_control()
+    fn setting(dev: &Device<Self>, index: usize) -> u32 {
+        dev.data().settings.get(index)
     }
 
-    fn set_switch(dev: &Device<Self>, index: usize, on: bool) -> Result {
-        if index != CONGESTION_CONTROL {
-            return Err(EINVAL);
-        }
-        let settings = &dev.data().settings;
-        settings.congestion_control.store(on, Ordering::Relaxed);
-        Ok(())
+    fn set_setting(dev: &Device<Self>, index: usize, value: u32) -> Result {
+        dev.data().settings.set(index, value)
     }
 
     fn receive(dev: &Device<Self>, skb: SkBuff) {
@@ -669,11 +643,7 @@ impl NewLink for RroceDevice {
         let transport = TransportUse::new(devices, netdev)?;
         let guid = netdev.eui64();
         let (state, _) = Self::port_state(netdev);
-        let settings = Settings {
-            sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
-            port_cap_flags: AtomicU32::new(rdma::PORT_CAP_CM_SUP),
-            congestion_control: AtomicBool::new(congestion_control()),
-        };
+        let settings = Settings::new(guid);
         devices.add(
             &DeviceParams {
                 name,

@@ -13,7 +13,7 @@ use crate::kernel_ext::rdma::Qpn;
 use crate::kernel_ext::{fill::Fill, net::NetDevice, rdma::Av};
 use crate::mw::Keys;
 use crate::pool::Pool;
-use crate::proto::packet::Headers;
+use crate::proto::{dcqcn::Params, packet::Headers};
 use crate::xmit::Flow;
 use kernel::{prelude::*, types::ARef};
 
@@ -52,6 +52,9 @@ pub(crate) trait Services {
     /// Whether the device does congestion control: its packets leave
     /// ECN-capable, CNPs slow its QPs down, and its QPs are paced.
     fn congestion_control(&self) -> bool;
+
+    /// How a QP that a CNP slows down recovers.
+    fn cc_params(&self) -> Params;
 
     /// Has the device's work run QP `qpn` soon: a kernel consumer posted to
     /// it, perhaps where the QP's lock cannot be taken. Callable in any

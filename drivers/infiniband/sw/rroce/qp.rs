@@ -393,7 +393,7 @@ impl QpCore {
         };
         let handled = dev.congestion_control()
             && inner.attr.state == QpState::Rts
-            && inner.send.rate.cnp(now_ns());
+            && inner.send.rate.cnp(now_ns(), &dev.cc_params());
         let counter = if handled {
             Counter::RpCnpHandled
         } else {

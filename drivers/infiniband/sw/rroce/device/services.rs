@@ -14,9 +14,8 @@ use crate::kernel_ext::{
 use crate::limits::PORT;
 use crate::mw::Keys;
 use crate::pool::Pool;
-use crate::proto::{ip, packet::Headers};
+use crate::proto::{dcqcn::Params, ip, packet::Headers};
 use crate::xmit::{self, Flow};
-use core::sync::atomic::Ordering;
 use kernel::{prelude::*, types::ARef};
 
 impl Services for Device<RroceDevice> {
@@ -62,8 +61,11 @@ impl Services for Device<RroceDevice> {
     }
 
     fn congestion_control(&self) -> bool {
-        let settings = &self.data().settings;
-        settings.congestion_control.load(Ordering::Relaxed)
+        self.data().settings.congestion_control()
+    }
+
+    fn cc_params(&self) -> Params {
+        self.data().settings.cc_params()
     }
 
     fn kick(&self, qpn: Qpn) -> Result {

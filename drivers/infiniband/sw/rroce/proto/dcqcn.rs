@@ -11,18 +11,11 @@
 //! and once the rate is back at line rate, or 0.3 s after the last cut, it
 //! is unpaced again. Times are in nanoseconds, rates in bytes per second.
 
-/// Alpha's update period, and the gain of its moving average (1/256).
-const ALPHA_PERIOD_NS: u64 = 55_000;
+/// The gain of alpha's moving average (1/256).
 const ALPHA_ONE: u64 = 1 << 10;
 const G_SHIFT: u32 = 8;
-/// The rate increase timer, and the byte counter's bytes per increase.
-const INCREASE_PERIOD_NS: u64 = 300_000;
-const INCREASE_BYTES: u64 = 10 << 20;
 /// Increases of fast recovery before additive, then hyper increase.
 const FAST_RECOVERY_STEPS: u32 = 5;
-/// The additive and hyper increase steps: 5 and 50 Mb/s.
-const ADDITIVE_INCREASE: u64 = 5_000_000 / 8;
-const HYPER_INCREASE: u64 = 50_000_000 / 8;
 /// The least rate, 1 Mb/s, and line rate, 100 Gb/s.
 const MIN_RATE: u64 = 1_000_000 / 8;
 const LINE_RATE: u64 = 100_000_000_000 / 8;
@@ -37,9 +30,37 @@ const BURST_NS: u64 = 20_000_000;
 const BURST_MIN: i64 = 8192;
 const NS_PER_SEC: u64 = 1_000_000_000;
 
+/// How fast a cut QP recovers: what a device may tune, as NICs let their
+/// users tune DCQCN. The defaults, [`Params::NIC`], are a NIC's, for links
+/// of tens of Gb/s whose CNPs come microseconds apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Params {
+    /// Alpha's update period.
+    pub(crate) alpha_period_ns: u64,
+    /// The rate increase timer, and the byte counter's bytes per increase.
+    pub(crate) increase_period_ns: u64,
+    pub(crate) increase_bytes: u64,
+    /// The additive and hyper increase steps, in bytes per second.
+    pub(crate) additive_increase: u64,
+    pub(crate) hyper_increase: u64,
+}
+
+impl Params {
+    /// 55 us, 300 us, 10 MiB, 5 and 50 Mb/s.
+    pub(crate) const NIC: Self = Self {
+        alpha_period_ns: 55_000,
+        increase_period_ns: 300_000,
+        increase_bytes: 10 << 20,
+        additive_increase: 5_000_000 / 8,
+        hyper_increase: 50_000_000 / 8,
+    };
+}
+
 /// One QP's sending rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rate {
+    /// What the last cut was made with, until the next.
+    params: Params,
     /// The current rate, while paced.
     current: Option<u64>,
     /// The rate to recover to.
@@ -63,6 +84,7 @@ impl Rate {
     /// An unpaced QP's, as of `now`.
     pub(crate) fn new(now: u64) -> Self {
         Self {
+            params: Params::NIC,
             current: None,
             target: 0,
             alpha: ALPHA_ONE,
@@ -82,9 +104,10 @@ impl Rate {
         self.current
     }
 
-    /// A CNP came at `now`: cut the rate. Returns whether it did (not
-    /// within [`CUT_INTERVAL_NS`] of the last cut).
-    pub(crate) fn cnp(&mut self, now: u64) -> bool {
+    /// A CNP came at `now`: cut the rate, to recover with `params`.
+    /// Returns whether it did (not within [`CUT_INTERVAL_NS`] of the last
+    /// cut).
+    pub(crate) fn cnp(&mut self, now: u64, params: &Params) -> bool {
         self.update(now);
         if self
             .cut_at
@@ -100,6 +123,7 @@ impl Rate {
                 LINE_RATE
             }
         };
+        self.params = *params;
         self.target = rate;
         // Credit saved at the old rate must not outrun the new one.
         self.credit = self.credit.min(0);
@@ -123,7 +147,7 @@ impl Rate {
         }
         self.credit = self.credit.saturating_sub(bytes as i64);
         self.bytes += bytes;
-        if self.bytes >= INCREASE_BYTES {
+        if self.bytes >= self.params.increase_bytes {
             self.bytes = 0;
             self.byte_steps += 1;
             self.increase();
@@ -162,13 +186,16 @@ impl Rate {
         if now.saturating_sub(cut_at) >= UNPACE_NS {
             return self.unpace();
         }
-        while now.saturating_sub(self.alpha_at) >= ALPHA_PERIOD_NS {
-            self.alpha_at += ALPHA_PERIOD_NS;
+        let p = self.params;
+        // Periods of at least 1 us: at most UNPACE_NS / 1000 since the cut.
+        let alpha_period = p.alpha_period_ns.max(1000);
+        while now.saturating_sub(self.alpha_at) >= alpha_period {
+            self.alpha_at += alpha_period;
             self.alpha -= self.alpha >> G_SHIFT;
         }
-        // At most UNPACE_NS / INCREASE_PERIOD_NS periods since the cut.
-        while now.saturating_sub(self.increase_at) >= INCREASE_PERIOD_NS {
-            self.increase_at += INCREASE_PERIOD_NS;
+        let increase_period = p.increase_period_ns.max(1000);
+        while now.saturating_sub(self.increase_at) >= increase_period {
+            self.increase_at += increase_period;
             self.timer_steps += 1;
             self.increase();
         }
@@ -188,9 +215,9 @@ impl Rate {
         let (t, b) = (self.timer_steps, self.byte_steps);
         if t.max(b) >= FAST_RECOVERY_STEPS {
             self.target += if t.min(b) > FAST_RECOVERY_STEPS {
-                HYPER_INCREASE
+                self.params.hyper_increase
             } else {
-                ADDITIVE_INCREASE
+                self.params.additive_increase
             };
         }
         let next = (self.target + current).div_ceil(2);
@@ -224,7 +251,7 @@ mod tests {
     /// last came.
     fn cut(r: &mut Rate, n: u64) -> u64 {
         for i in 0..n {
-            assert!(r.cnp(MS + i * 60 * US));
+            assert!(r.cnp(MS + i * 60 * US, &Params::NIC));
         }
         MS + (n - 1) * 60 * US
     }
@@ -249,9 +276,9 @@ mod tests {
         let mut r = Rate::new(0);
         let at = cut(&mut r, 1);
         let once = r.current();
-        assert!(!r.cnp(at + 10 * US));
+        assert!(!r.cnp(at + 10 * US, &Params::NIC));
         assert_eq!(r.current(), once);
-        assert!(r.cnp(at + 60 * US));
+        assert!(r.cnp(at + 60 * US, &Params::NIC));
         assert!(r.current() < once);
     }
 
@@ -295,7 +322,7 @@ mod tests {
         let low = r.current().unwrap();
         // Five timer periods of fast recovery: most of the way back to the
         // rate before the last cut, twice this one.
-        r.wait_ns(at + 5 * INCREASE_PERIOD_NS);
+        r.wait_ns(at + 5 * Params::NIC.increase_period_ns);
         let back = r.current().unwrap();
         assert!(back > low * 19 / 10, "{back} {low}");
         // Without CNPs the QP is unpaced again.
@@ -342,7 +369,30 @@ mod tests {
         // Idle for 10 ms: credit builds up at the cut rate.
         assert_eq!(r.wait_ns(at + 10 * MS), None);
         assert!(r.credit > 0);
-        assert!(r.cnp(at + 10 * MS));
+        assert!(r.cnp(at + 10 * MS, &Params::NIC));
         assert!(r.credit <= 0);
+    }
+
+    #[test]
+    fn tuned_params_recover_slower() {
+        let slow = Params {
+            increase_period_ns: 5 * MS,
+            additive_increase: 100_000 / 8,
+            ..Params::NIC
+        };
+        let (mut nic, mut tuned) = (Rate::new(0), Rate::new(0));
+        for i in 0..10 {
+            assert!(nic.cnp(MS + i * 60 * US, &Params::NIC));
+            assert!(tuned.cnp(MS + i * 60 * US, &slow));
+        }
+        let low = nic.current().unwrap();
+        assert_eq!(tuned.current(), Some(low));
+        let later = MS + 9 * 60 * US + 20 * MS;
+        nic.wait_ns(later);
+        tuned.wait_ns(later);
+        // 66 NIC periods against 4: past the rate before the cut, and
+        // still in fast recovery.
+        assert!(nic.current().unwrap() > low * 2, "{:?}", nic.current());
+        assert!(tuned.current().unwrap() < low * 2, "{:?}", tuned.current());
     }
 }
