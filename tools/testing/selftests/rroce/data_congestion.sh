@@ -69,6 +69,17 @@ streams() {
 	return $ok
 }
 
+# compare STATUS WHAT: a comparison of the two rounds. On a slower kernel
+# (the debug one) the CPUs, not the link, set the pace: what is tested
+# there is that the same traffic leaves the kernel clean.
+compare() {
+	if [ "$SLOWDOWN" -gt 1 ]; then
+		ktap_ok "$2 # SKIP the kernel, not the link, sets the pace"
+	else
+		ktap_result "$1" "$2"
+	fi
+}
+
 # delta NAME: how far this device's counter NAME moved in the round.
 delta() { echo $(($(stat_value "$1" "$after") - $(stat_value "$1" "$before"))); }
 
@@ -124,12 +135,12 @@ if [ "$RROCE_VM" = 1 ]; then
 	[ "${marked[0]}" = 0 ] && [ "${seen[0]}" = 0 ] && [ "${cnps[0]}" = 0 ] && [ "${handled[0]}" = 0 ]
 	ktap_result $? "off: no packet ECN-capable, so none marked and no CNP"
 	[ $((drops[1] * 4)) -lt "${drops[0]}" ]
-	ktap_result $? "drops fall to less than a quarter: ${drops[1]} on, ${drops[0]} off"
+	compare $? "drops fall to less than a quarter: ${drops[1]} on, ${drops[0]} off"
 	[ $((retx[1] * 2)) -lt "${retx[0]}" ]
-	ktap_result $? "retransmissions fall to less than half: ${retx[1]} on, ${retx[0]} off"
+	compare $? "retransmissions fall to less than half: ${retx[1]} on, ${retx[0]} off"
 	# Within what the same run varies by under emulation.
 	[ $((kbps[1] * 100)) -ge $((kbps[0] * 85)) ]
-	ktap_result $? "goodput does not fall: ${kbps[1]} kB/s on, ${kbps[0]} off"
+	compare $? "goodput does not fall: ${kbps[1]} kB/s on, ${kbps[0]} off"
 	tc qdisc del dev eth0 root
 fi
 driver_down rroce
