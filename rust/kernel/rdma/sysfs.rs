@@ -129,7 +129,10 @@ impl<T: Driver> Attributes<T> {
     ) -> isize {
         // SAFETY: Guaranteed by the caller.
         let (dev, index) = unsafe { Self::setting_of(device, attr) };
-        let value = match T::SETTINGS[index].kind {
+        let Some(setting) = T::SETTINGS.get(index) else {
+            return EINVAL.to_errno() as isize;
+        };
+        let value = match setting.kind {
             SettingKind::Switch => {
                 let mut on = false;
                 // SAFETY: `buf` is NUL-terminated; `on` is a valid `bool`.
