@@ -4,6 +4,8 @@
 #   make test         set up, build, and run the whole selftest suite in VMs
 #   make test-debug   the same on the debug kernel (KASAN, lockdep, kmemleak, ...)
 #   make demo         set up, build, boot two VMs and show RDMA traffic between them
+#   make soak         hours of mixed traffic under faults on the debug kernel,
+#                     every byte checked (SOAK_MINUTES, default 120)
 #   make setup        install what is missing (Debian packages, bindgen)
 #   make kernel       build the test kernel, or reuse the cached one
 #   make check        rustfmt, clippy (CLIPPY=1) and no import circles; warnings
@@ -42,7 +44,7 @@ KCC := $(if $(shell grep -s '^CONFIG_CC_IS_CLANG=y' "$(KDIR)/.config"),clang,gcc
 
 SELFTESTS := tools/testing/selftests/rroce
 
-.PHONY: modules setup kernel check proto-test test test-debug demo bench install clean
+.PHONY: modules setup kernel check proto-test test test-debug soak demo bench install clean
 modules:
 	@scripts/check-kdir.sh "$(KDIR)" $(KDIR_ORIGIN)
 	$(MAKE) -C "$(KDIR)" M="$(CURDIR)" CC=$(KCC) RUSTC="$(RUSTC)" RUSTDOC="$(RUSTDOC)" \
@@ -77,6 +79,15 @@ test:
 
 test-debug:
 	@$(MAKE) --no-print-directory test RROCE_KCONFIG=debug
+
+# Not part of test: SOAK_MINUTES (120) of NVMe-oF, NFS/RDMA, RC, UD and
+# rdma_cm traffic under faults (tools/testing/selftests/rroce/soak.sh), on
+# the debug kernel unless SOAK_KCONFIG says otherwise.
+SOAK_KCONFIG ?= debug
+soak:
+	@$(MAKE) --no-print-directory kernel RROCE_KCONFIG=$(SOAK_KCONFIG)
+	@$(MAKE) --no-print-directory modules RROCE_KCONFIG=$(SOAK_KCONFIG)
+	@RROCE_KCONFIG=$(SOAK_KCONFIG) $(SELFTESTS)/run_tests.sh soak.sh
 
 demo:
 	@$(MAKE) --no-print-directory kernel

@@ -36,14 +36,14 @@ target_down() {
 }
 
 # host_connect: connect to the target in VM 1 (or at TRADDR), with
-# POLL_QUEUES polled queues if set, and put the namespace's block device in
-# NS.
+# POLL_QUEUES polled queues if set and NVME_OPTS (",option=value...")
+# added, and put the namespace's block device in NS.
 host_connect() {
 	local i
 	modprobe nvme-rdma || return 1
 	# The keep-alive timeout (5 s by default) stretches on slow kernels:
 	# the debug kernel's target missed it after a reconnect.
-	echo "transport=rdma,traddr=${TRADDR:-$(peer_ip4)},trsvcid=4420,nqn=$NQN${POLL_QUEUES:+,nr_poll_queues=$POLL_QUEUES},keep_alive_tmo=$((5 * ${SLOWDOWN:-1}))" \
+	echo "transport=rdma,traddr=${TRADDR:-$(peer_ip4)},trsvcid=4420,nqn=$NQN${POLL_QUEUES:+,nr_poll_queues=$POLL_QUEUES},keep_alive_tmo=$((5 * ${SLOWDOWN:-1}))${NVME_OPTS:-}" \
 		>/dev/nvme-fabrics || return 1
 	for i in $(seq 60); do
 		for NS in /dev/nvme*n1; do

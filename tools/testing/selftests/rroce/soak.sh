@@ -1,0 +1,330 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The soak (make soak; not part of make test): two VMs, SOAK_MINUTES (120)
+# of mixed traffic over rroce under faults, every byte checked. At once:
+#
+#   - NVMe-oF (target in VM 1, host in VM 2): fio writes random sizes at
+#     random offsets of the namespace, two jobs, and verifies every block;
+#   - NFS over RDMA (server in VM 1): files of random sizes written, read
+#     back past the page cache, compared;
+#   - RC (rc_stream: SEND, WRITE with and without immediate, READ,
+#     fetch-and-add in turn) both ways, every message checked;
+#   - UD (ibv_ud_pingpong -c), a datagram lost under a fault allowed, a
+#     wrong one not;
+#   - rdma_cm churn: rping connects, checks 10 pings and disconnects;
+#
+# while every SOAK_FAULT_SECONDS (180) a fault phase begins, in turn: netem
+# loss, reordering, duplication, all of them, a clean link; VM 1's link
+# down for 2 s; VM 1's NVMe-oF port removed for 10 s under I/O; and a
+# device added and deleted on an idle netdev of each VM. At the end every
+# workload must have run with no data error, the RDMA objects be back to
+# their count at the start, slab memory back within 16 MiB, and the kernel
+# log clean (scripts/vm.sh: no warning, KASAN, lockdep, kmemleak or hung
+# task report). Each VM prints its figures (bytes verified, runs, faults,
+# reconnects, retransmissions, peak slab).
+
+. "$(dirname "$0")/lib.sh"
+# The VMs get the host's settings as arguments.
+MINUTES=${SOAK_MINUTES:-120}
+FAULT_SECONDS=${SOAK_FAULT_SECONDS:-180}
+VM_TIMEOUT=${VM_TIMEOUT:-$((MINUTES * 60 + 1800))}
+in_vm || build_prog rc_stream -libverbs
+vm_main 2 "$PROG" "$MINUTES" "$FAULT_SECONDS"
+rc_stream=$1 MINUTES=$2 FAULT_SECONDS=$3
+. "$SELFTESTS_DIR/nvmeof.sh"
+
+require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum
+ktap_plan $((RROCE_VM == 1 ? 8 : 11))
+
+END=$((SECONDS + MINUTES * 60))
+OUT=/tmp/soak
+EXPORT=/srv/rroce
+MNT=/mnt/rroce
+NFS_PORT=20049
+RC_PORT=19100
+UD_PORT=19200
+RPING_PORT=19300
+# The RC ACK timeout: 537 ms, so that a QP rides out the 2 s link down
+# within its 7 retries.
+RC_TIMEOUT=17
+mkdir -p $OUT
+
+running() { [ $SECONDS -lt $END ]; }
+# nap SECONDS: sleep that long, or until the end if that comes first.
+nap() {
+	local left=$((END - SECONDS))
+	[ $left -gt 0 ] && sleep $(($1 < left ? $1 : left))
+}
+
+# once NAME COMMAND...: run COMMAND as workload NAME's current run, its
+# output in $OUT/NAME.out and its PID in $OUT/NAME.pid, so that the end
+# can stop a server still waiting for a client.
+once() {
+	local name=$1
+	shift
+	"$@" >"$OUT/$name.out" 2>&1 &
+	echo $! >"$OUT/$name.pid"
+	wait $!
+}
+
+# tally NAME RESULT: count one run of workload NAME as RESULT (ok, lost,
+# failed), in $OUT/NAME.RESULT.
+tally() { echo >>"$OUT/$1.$2"; }
+count() { [ -f "$OUT/$1.$2" ] && wc -l <"$OUT/$1.$2" || echo 0; }
+# runs: every workload's tally so far.
+runs() {
+	local f
+	for f in $OUT/*.ok $OUT/*.lost $OUT/*.failed; do
+		[ -f "$f" ] && printf '%s %s ' "$(basename "$f")" "$(wc -l <"$f")"
+	done
+}
+
+# rdma_objects: rroce0's object counts, as `rdma res` prints them.
+rdma_objects() { rdma res show | grep -o 'rroce0: .*'; }
+# slab_kib: unreclaimable slab memory, once what can be is reclaimed.
+slab_kib() {
+	echo 3 >/proc/sys/vm/drop_caches
+	awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo
+}
+
+# rc_loop SIDE: rc_stream over the operations in turn until the end, VM 1
+# serving. A run that could not connect (the peer was between runs) is
+# tried again; one that ran must end intact.
+rc_loop() {
+	local ops=(send write-imm write read fetch-add) i=0 op out=$OUT/rc.out
+	while running; do
+		op=${ops[i % 5]}
+		if [ "$1" = server ]; then
+			once rc timeout $((600 * SLOWDOWN)) "$rc_stream" -o $op -T $RC_TIMEOUT rroce0 $RC_PORT 200 8192
+		else
+			sleep 1
+			once rc timeout $((600 * SLOWDOWN)) "$rc_stream" -o $op -T $RC_TIMEOUT rroce0 $RC_PORT 200 8192 \
+				"$(peer_ip4)"
+		fi
+		[ -e $OUT/stopped ] && break
+		if grep -q "all intact, in order, once" $out; then
+			tally rc ok
+			i=$((i + 1))
+		elif grep -q "connecting to the peer failed" $out && [ "$(wc -l <$out)" = 1 ]; then
+			continue
+		else
+			tally rc failed
+			sed "s/^/# rc_stream -o $op: /" $out
+			i=$((i + 1))
+		fi
+	done
+}
+
+# ud_loop SIDE: UD pingpongs of 1 KiB, each datagram checked; under loss
+# a run may stall (UD does not resend), and is then given up after 60 s.
+ud_loop() {
+	local status gid
+	while running; do
+		# The link going down may renumber the GIDs.
+		gid=$(gid_index rroce0 "$RROCE_IP4")
+		if [ "$1" = server ]; then
+			once ud timeout $((60 * SLOWDOWN)) ibv_ud_pingpong -d rroce0 -g "$gid" -p $UD_PORT -s 1024 -n 200 -c
+		else
+			sleep 2
+			once ud timeout $((60 * SLOWDOWN)) ibv_ud_pingpong -d rroce0 -g "$gid" -p $UD_PORT -s 1024 -n 200 -c \
+				"$(peer_ip4)"
+		fi
+		status=$?
+		[ -e $OUT/stopped ] && break
+		case $status in
+		0) tally ud ok ;;
+		124) tally ud lost ;;
+		*) grep -q "Couldn't connect\|Connection refused" $OUT/ud.out && continue
+			tally ud failed
+			sed 's/^/# ibv_ud_pingpong: /' $OUT/ud.out ;;
+		esac
+	done
+}
+
+# fio_loop: 64 MiB of random writes of 4 to 128 KiB per run, two jobs on
+# their own halves of the namespace, every block verified.
+fio_loop() {
+	while running; do
+		if timeout $((1800 * SLOWDOWN)) fio --name=soak --filename="$NS" --direct=1 --ioengine=libaio \
+			--rw=randwrite --bsrange=4k-128k --iodepth=8 --numjobs=2 --size=64m --offset_increment=256m \
+			--verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 --group_reporting \
+			>$OUT/fio.out 2>&1; then
+			tally fio ok
+		else
+			tally fio failed
+			tail -n 20 $OUT/fio.out | sed 's/^/# fio: /'
+		fi
+	done
+}
+
+# nfs_loop: a file of random size up to 8 MiB written, read back past the
+# page cache, compared.
+nfs_loop() {
+	local size sum
+	while running; do
+		size=$((RANDOM * 256 + RANDOM % 4096))
+		head -c $size /dev/urandom >$OUT/nfs.src
+		sum=$(sha256sum <$OUT/nfs.src)
+		if timeout $((600 * SLOWDOWN)) dd if=$OUT/nfs.src of=$MNT/soak bs=1M conv=fsync status=none &&
+			[ "$(timeout $((600 * SLOWDOWN)) dd if=$MNT/soak bs=64k iflag=direct status=none | sha256sum)" = "$sum" ]; then
+			tally nfs ok
+			echo $size >>$OUT/nfs.bytes
+		else
+			tally nfs failed
+		fi
+	done
+}
+
+# rping_loop: connect, 10 pings of 1 KiB checked (-V), disconnect. A
+# connection that a fault breaks is no error; data that differs is.
+rping_loop() {
+	while running; do
+		if timeout $((120 * SLOWDOWN)) rping -c -V -C 10 -S 1024 -a "$(peer_ip4)" -p $RPING_PORT \
+			>$OUT/rping.out 2>&1; then
+			tally rping ok
+		elif grep -q "mismatch" $OUT/rping.out; then
+			tally rping failed
+			sed 's/^/# rping: /' $OUT/rping.out | tail -5
+		else
+			tally rping lost
+		fi
+		sleep 1
+	done
+}
+
+# faults: one phase per FAULT_SECONDS, the same schedule in both VMs.
+NETEM=("loss 2%" "delay 1ms reorder 10% 50%" "duplicate 2%" "delay 1ms reorder 5% 50% loss 1% duplicate 1%" "")
+fault_loop() {
+	local phase=0 kind
+	while running; do
+		kind=$((phase % 8))
+		case $kind in
+		[0-4])
+			tc qdisc del dev eth0 root 2>/dev/null
+			[ -n "${NETEM[kind]}" ] && tc qdisc add dev eth0 root netem ${NETEM[kind]}
+			echo "netem ${NETEM[kind]:-off}" >>$OUT/faults ;;
+		5)
+			tc qdisc del dev eth0 root 2>/dev/null
+			if [ "$RROCE_VM" = 1 ]; then
+				ip link set eth0 down && sleep 2 && ip link set eth0 up
+				echo "link down 2 s" >>$OUT/faults
+			fi ;;
+		6)
+			if [ "$RROCE_VM" = 1 ]; then
+				rm $CFS/ports/1/subsystems/$NQN && sleep $((10 * SLOWDOWN)) &&
+					ln -s $CFS/subsystems/$NQN $CFS/ports/1/subsystems/$NQN
+				echo "NVMe-oF port away 10 s" >>$OUT/faults
+			fi ;;
+		7)
+			rdma link add rroce1 type rroce netdev dummy0 && [ -e /sys/class/infiniband/rroce1 ] &&
+				rdma link delete rroce1 && [ ! -e /sys/class/infiniband/rroce1 ] ||
+				echo >>$OUT/idle_device.failed
+			echo "rroce1 added and deleted" >>$OUT/faults ;;
+		esac
+		phase=$((phase + 1))
+		nap "$FAULT_SECONDS"
+	done
+	tc qdisc del dev eth0 root 2>/dev/null
+}
+
+# --- Set up -----------------------------------------------------------
+
+modprobe -a sch_netem dummy rdma_ucm || ktap_skip_all "no sch_netem, dummy or rdma_ucm"
+ip link add dummy0 type dummy && ip link set dummy0 up
+driver_up rroce
+ktap_result $? "rroce0 on eth0"
+gid_index rroce0 "$RROCE_IP4" >/dev/null
+# What ib_core's own users (the MAD agents) hold once the device is up.
+sleep 2
+objects_before=$(rdma_objects)
+slab_before=$(slab_kib)
+
+if [ "$RROCE_VM" = 1 ]; then
+	target_up &&
+		mkdir -p $EXPORT /var/lib/nfs/v4recovery && mount -t tmpfs tmpfs $EXPORT &&
+		modprobe nfsd && mount -t nfsd nfsd /proc/fs/nfsd && rpcbind -w && rpc.mountd &&
+		exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=0 "*:$EXPORT" &&
+		rpc.nfsd --rdma=$NFS_PORT 2
+	ktap_result $? "NVMe-oF target and NFS/RDMA server up"
+	vm_signal serving
+	timeout $((MINUTES * 60 + 600)) rping -s -P -V -a "$RROCE_IP4" -p $RPING_PORT >$OUT/rping.server 2>&1 &
+	rping_server=$!
+	rc_loop server &
+	ud_loop server &
+else
+	vm_wait serving 600 && NVME_OPTS=",ctrl_loss_tmo=-1" host_connect &&
+		modprobe rpcrdma && mkdir -p $MNT &&
+		mount -t nfs4 -o proto=rdma,port=$NFS_PORT "$(peer_ip4):/" $MNT
+	ktap_result $? "NVMe-oF namespace $NS and the NFS/RDMA mount"
+	fio_loop &
+	nfs_loop &
+	rc_loop client &
+	ud_loop client &
+	rping_loop &
+fi
+fault_loop &
+faults=$!
+
+# --- Run, watching memory -----------------------------------------------
+
+slab_peak=$slab_before
+while running; do
+	nap 60
+	slab_now=$(slab_kib)
+	[ "$slab_now" -gt "$slab_peak" ] && slab_peak=$slab_now
+	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)"
+done
+# The clients end once their run in progress does; then the servers, which
+# wait for clients that will not come, are stopped.
+wait $faults
+[ "$RROCE_VM" = 2 ] && wait
+vm_signal done
+vm_wait done 1800
+if [ "$RROCE_VM" = 1 ]; then
+	touch $OUT/stopped
+	kill $rping_server $(cat $OUT/rc.pid $OUT/ud.pid 2>/dev/null) 2>/dev/null
+fi
+wait
+echo "# runs: $(runs)"
+
+# --- Check --------------------------------------------------------------
+
+stats=$(link_stats rroce0)
+if [ "$RROCE_VM" = 2 ]; then
+	fio_ok=$(count fio ok)
+	[ "$(count fio failed)" = 0 ] && [ "$fio_ok" -gt 0 ]
+	ktap_result $? "fio over NVMe-oF: $fio_ok runs of 128 MiB verified, $(count fio failed) failed"
+	nfs_bytes=$(awk '{ s += $1 } END { print s + 0 }' $OUT/nfs.bytes 2>/dev/null)
+	[ "$(count nfs failed)" = 0 ] && [ "$(count nfs ok)" -gt 0 ]
+	ktap_result $? "NFS/RDMA: $(count nfs ok) files ($nfs_bytes bytes) read back equal, $(count nfs failed) not"
+	[ "$(count rping failed)" = 0 ] && [ "$(count rping ok)" -gt 0 ]
+	ktap_result $? "rdma_cm: $(count rping ok) rping connections checked, $(count rping lost) refused under faults"
+	reconnects=$(dmesg | grep -c "Successfully reconnected")
+	echo "# NVMe-oF reconnects: $reconnects"
+	host_disconnect && umount $MNT
+	ktap_result $? "NVMe-oF disconnected, NFS unmounted"
+	vm_signal released
+else
+	vm_wait released 600 &&
+		rpc.nfsd 0 && exportfs -ua && umount /proc/fs/nfsd $EXPORT && target_down
+	ktap_result $? "NVMe-oF target and NFS server down"
+fi
+[ "$(count rc failed)" = 0 ] && [ "$(count rc ok)" -gt 0 ]
+ktap_result $? "rc_stream: $(count rc ok) runs of 200 x 8 KiB each way intact, $(count rc failed) not"
+[ "$(count ud failed)" = 0 ] && [ "$(count ud ok)" -gt 0 ]
+ktap_result $? "UD: $(count ud ok) pingpongs of 200 x 1 KiB checked, $(count ud lost) stalled by loss"
+[ ! -e $OUT/idle_device.failed ] && grep -q rroce1 $OUT/faults
+ktap_result $? "faults: $(wc -l <$OUT/faults) phases ($(sort $OUT/faults | uniq -c | sed 's/^ *//' | tr '\n' ';'))"
+echo "# rroce0: retransmits $(stat_value retransmits "$stats"), seq NAKs received $(stat_value seq_nak_rcvd "$stats")," \
+	"sent $(stat_value sent_pkts "$stats") packets, received $(stat_value rcvd_pkts "$stats")"
+vm_signal down
+vm_wait down 600
+sleep 5
+objects_after=$(rdma_objects)
+slab_after=$(slab_kib)
+[ "$objects_after" = "$objects_before" ] && [ $((slab_after - slab_before)) -lt 16384 ]
+ktap_result $? "RDMA objects as at the start ($objects_before), now ($objects_after); slab $((slab_before / 1024)) MiB then, $((slab_after / 1024)) now, peak $((slab_peak / 1024))"
+driver_down rroce
+ktap_result $? "delete the device and unload"
+ktap_finish
