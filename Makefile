@@ -84,9 +84,10 @@ test-debug:
 # rdma_cm traffic under faults (tools/testing/selftests/rroce/soak.sh), on
 # the debug kernel unless SOAK_KCONFIG says otherwise.
 SOAK_KCONFIG ?= debug
+# (In the environment, so that each sub-make's default KDIR is that kernel's.)
 soak:
-	@$(MAKE) --no-print-directory kernel RROCE_KCONFIG=$(SOAK_KCONFIG)
-	@$(MAKE) --no-print-directory modules RROCE_KCONFIG=$(SOAK_KCONFIG)
+	@RROCE_KCONFIG=$(SOAK_KCONFIG) $(MAKE) --no-print-directory kernel
+	@RROCE_KCONFIG=$(SOAK_KCONFIG) $(MAKE) --no-print-directory modules
 	@RROCE_KCONFIG=$(SOAK_KCONFIG) $(SELFTESTS)/run_tests.sh soak.sh
 
 demo:
