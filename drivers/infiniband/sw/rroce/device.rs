@@ -158,9 +158,6 @@ impl RroceDevice {
         self.counters.add(None, c, 1);
     }
 
-    /// Counts a packet sent, whose IP datagram had `sent` bytes, or one
-    /// that could not be, in `set` or the port's own counters; returns
-    /// whether it was sent.
     /// What goes on each packet the device sends.
     fn stamp(&self) -> Stamp<'_> {
         Stamp {
@@ -169,6 +166,9 @@ impl RroceDevice {
         }
     }
 
+    /// Counts a packet sent, whose IP datagram had `sent` bytes, or one
+    /// that could not be, in `set` or the port's own counters; returns
+    /// whether it was sent.
     fn count_sent(&self, set: Option<&Counters>, sent: &Result<usize>) -> bool {
         match sent {
             Ok(bytes) => {
@@ -552,8 +552,6 @@ impl Driver for RroceDevice {
         dev.data().counters.read_set(id, values)
     }
 
-    /// A packet for this device: checked, then given to its QP. Anything
-    /// malformed, unsealed or for no QP is dropped and counted.
     fn setting(dev: &Device<Self>, index: usize) -> u32 {
         dev.data().settings.get(index)
     }
@@ -562,6 +560,8 @@ impl Driver for RroceDevice {
         dev.data().settings.set(index, value)
     }
 
+    /// A packet for this device: checked, then given to its QP. Anything
+    /// malformed, unsealed or for no QP is dropped and counted.
     fn receive(dev: &Device<Self>, skb: SkBuff) {
         Self::receive_packet(dev, skb);
     }

@@ -12,8 +12,8 @@ use crate::proto::dcqcn::Params;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*};
 
-/// The device's settings in sysfs, in the order of [`Setting`]'s indexes
-/// below; Documentation/user-guide.rst describes them.
+/// The device's settings in sysfs, at the indexes below;
+/// Documentation/user-guide.rst describes them.
 pub(super) const SETTINGS: &[Setting] = &[
     switch(c_str!("congestion_control")),
     number(c_str!("cc_alpha_period_us")),
@@ -54,7 +54,8 @@ pub(super) struct Settings {
     /// Whether the device does congestion control, at first the module
     /// parameter's value.
     congestion_control: AtomicBool,
-    /// The rest of [`SETTINGS`], by index, in their units there.
+    /// The numbers of [`SETTINGS`], by index (the first slot unused), in
+    /// their units there.
     cc: [AtomicU32; SETTINGS.len()],
 }
 
