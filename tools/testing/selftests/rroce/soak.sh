@@ -48,6 +48,7 @@ RPING_PORT=19300
 # The RC ACK timeout: 537 ms, so that a QP rides out the 2 s link down
 # within its 7 retries.
 RC_TIMEOUT=17
+RC_OPS=(send write-imm write read fetch-add)
 mkdir -p $OUT
 
 running() { [ $SECONDS -lt $END ]; }
@@ -80,43 +81,56 @@ runs() {
 	done
 }
 
-# rdma_objects: rroce0's object counts, as `rdma res` prints them.
-rdma_objects() { rdma res show | grep -o 'rroce0: .*'; }
+# rdma_objects: rroce0's object counts, as `rdma res` prints them, but
+# CQs: ib_core's CQ pool, which NVMe-oF's queues draw on, keeps its CQs
+# until the device goes (the first soak: 1 CQ at the start, 2 at the end).
+rdma_objects() { rdma res show | grep -o 'rroce0: .*' | sed 's/ cq [0-9]*//'; }
 # slab_kib: unreclaimable slab memory, once what can be is reclaimed.
 slab_kib() {
 	echo 3 >/proc/sys/vm/drop_caches
 	awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo
 }
 
-# rc_loop SIDE: rc_stream over the operations in turn until the end, VM 1
-# serving. A run that could not connect (the peer was between runs) is
-# tried again; one that ran must end intact.
-rc_loop() {
-	local ops=(send write-imm write read fetch-add) i=0 op out=$OUT/rc.out
+# rc_server OP: rc_stream's server of OP until the end, on its own port,
+# so that a client's failed try cannot put the two sides out of step.
+rc_server() {
+	local k=$1
 	while running; do
-		op=${ops[i % 5]}
-		if [ "$1" = server ]; then
-			once rc timeout $((600 * SLOWDOWN)) "$rc_stream" -o $op -T $RC_TIMEOUT rroce0 $RC_PORT 200 8192
-		else
-			sleep 1
-			once rc timeout $((600 * SLOWDOWN)) "$rc_stream" -o $op -T $RC_TIMEOUT rroce0 $RC_PORT 200 8192 \
-				"$(peer_ip4)"
-		fi
+		once rc$k timeout $((600 * SLOWDOWN)) "$rc_stream" -o ${RC_OPS[k]} -T $RC_TIMEOUT rroce0 \
+			$((RC_PORT + k)) 200 8192
 		[ -e $OUT/stopped ] && break
-		if grep -q "all intact, in order, once" $out; then
-			tally rc ok
-			i=$((i + 1))
-		elif grep -q "connecting to the peer failed" $out; then
-			# Before any message (the peer between runs, or a fault
-			# on the TCP exchange): tried again, and counted.
-			tally rc unconnected
-			continue
-		else
-			tally rc failed
-			sed "s/^/# rc_stream -o $op: /" $out
-			i=$((i + 1))
-		fi
+		rc_result $k
 	done
+}
+
+# rc_client: rc_stream over the operations in turn until the end. A try
+# that could not connect (the server between runs) is made again; a run
+# that connected must end intact.
+rc_client() {
+	local i=0 k
+	while running; do
+		k=$((i % ${#RC_OPS[@]}))
+		sleep 1
+		once rc$k timeout $((600 * SLOWDOWN)) "$rc_stream" -o ${RC_OPS[k]} -T $RC_TIMEOUT rroce0 \
+			$((RC_PORT + k)) 200 8192 "$(peer_ip4)"
+		rc_result $k && i=$((i + 1))
+	done
+}
+
+# rc_result K: tally operation K's last run; false if it never connected.
+rc_result() {
+	local out=$OUT/rc$1.out
+	if grep -q "all intact, in order, once" $out; then
+		tally rc ok
+	elif grep -q "connecting to the peer failed" $out; then
+		# Before any message (the server between runs, or a fault on
+		# the TCP exchange): counted, and tried again.
+		tally rc unconnected
+		return 1
+	else
+		tally rc failed
+		sed "s/^/# rc_stream -o ${RC_OPS[$1]}: /" $out
+	fi
 }
 
 # ud_loop SIDE: UD pingpongs of 1 KiB, each datagram checked; under loss
@@ -253,7 +267,9 @@ if [ "$RROCE_VM" = 1 ]; then
 	vm_signal serving
 	timeout $((MINUTES * 60 + 600)) rping -s -P -V -a "$RROCE_IP4" -p $RPING_PORT >$OUT/rping.server 2>&1 &
 	rping_server=$!
-	rc_loop server &
+	for k in "${!RC_OPS[@]}"; do
+		rc_server $k &
+	done
 	ud_loop server &
 else
 	vm_wait serving 600 && NVME_OPTS=",ctrl_loss_tmo=-1" host_connect &&
@@ -262,7 +278,7 @@ else
 	ktap_result $? "NVMe-oF namespace $NS and the NFS/RDMA mount"
 	fio_loop &
 	nfs_loop &
-	rc_loop client &
+	rc_client &
 	ud_loop client &
 	rping_loop &
 fi
@@ -286,7 +302,7 @@ vm_signal done
 vm_wait done 1800
 if [ "$RROCE_VM" = 1 ]; then
 	touch $OUT/stopped
-	kill $rping_server $(cat $OUT/rc.pid $OUT/ud.pid 2>/dev/null) 2>/dev/null
+	kill $rping_server $(cat $OUT/rc*.pid $OUT/ud.pid 2>/dev/null) 2>/dev/null
 fi
 wait
 echo "# runs: $(runs)"
