@@ -21,8 +21,8 @@ require_cmd tc rdma
 ktap_plan $((RROCE_VM == 1 ? 14 : 8))
 
 QPS=4
-# A slower kernel (the debug one) gets a slower link, so that it still
-# fills it, and as many seconds of traffic.
+# A slower kernel (the debug one) gets a slower link and fewer messages,
+# for about as many seconds of traffic.
 MBIT=$((20 / SLOWDOWN))
 COUNT=$((80 / SLOWDOWN))
 SIZE=65536
