@@ -44,9 +44,16 @@ struct SettingAttribute {
 pub(super) struct Attributes<T: Driver>(PhantomData<T>);
 
 impl<T: Driver> Attributes<T> {
+    /// Whether `T`'s devices have `parent`, and how many settings.
+    const HAS_PARENT: bool = matches!(T::LINK_LAYER, LinkLayer::Ethernet);
+    const NUM_SETTINGS: usize = if T::SETTINGS.len() < MAX_SETTINGS {
+        T::SETTINGS.len()
+    } else {
+        MAX_SETTINGS
+    };
+
     /// Whether `T`'s devices have any of these attributes.
-    pub(super) const ANY: bool =
-        matches!(T::LINK_LAYER, LinkLayer::Ethernet) || !T::SETTINGS.is_empty();
+    pub(super) const ANY: bool = Self::HAS_PARENT || Self::NUM_SETTINGS > 0;
 
     /// The group, as `ib_device_ops.device_group` takes it.
     pub(super) const GROUP: &'static bindings::attribute_group = &bindings::attribute_group {
@@ -67,7 +74,7 @@ impl<T: Driver> Attributes<T> {
         };
         let mut settings = [UNUSED; MAX_SETTINGS];
         let mut i = 0;
-        while i < T::SETTINGS.len() && i < MAX_SETTINGS {
+        while i < Self::NUM_SETTINGS {
             settings[i] = SettingAttribute {
                 attr: attribute(
                     T::SETTINGS[i].name,
@@ -86,12 +93,12 @@ impl<T: Driver> Attributes<T> {
     const ATTRS: &'static [*mut bindings::attribute; MAX_SETTINGS + 2] = &{
         let mut attrs = [null_mut(); MAX_SETTINGS + 2];
         let mut n = 0;
-        if matches!(T::LINK_LAYER, LinkLayer::Ethernet) {
+        if Self::HAS_PARENT {
             attrs[n] = attribute_ptr(Self::PARENT);
             n += 1;
         }
         let mut i = 0;
-        while i < T::SETTINGS.len() && i < MAX_SETTINGS {
+        while i < Self::NUM_SETTINGS {
             attrs[n] = attribute_ptr(&Self::SETTINGS[i].attr);
             n += 1;
             i += 1;

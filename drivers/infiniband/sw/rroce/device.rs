@@ -553,7 +553,7 @@ impl Driver for RroceDevice {
     }
 
     fn setting(dev: &Device<Self>, index: usize) -> u32 {
-        dev.data().settings.get(index)
+        dev.data().settings.value(index)
     }
 
     fn set_setting(dev: &Device<Self>, index: usize, value: u32) -> Result {

@@ -28,7 +28,7 @@ impl RroceDevice {
             data.count(Counter::RcvdPkts);
             data.counters.add(None, Counter::RcvdBytes, bytes);
         };
-        let (pkt, ip) = match udp::parse(&dev.data().crc, &skb) {
+        let (pkt, ip) = match udp::parse(&data.crc, &skb) {
             Ok(Received::Packet(pkt, ip)) => (pkt, ip),
             Ok(Received::Cnp(qpn)) => {
                 match data.qps().get(qpn) {

@@ -9,7 +9,7 @@ use crate::kernel_ext::{
     rdma::{self, Setting, SettingKind},
 };
 use crate::proto::dcqcn::Params;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*};
 
 /// The device's settings in sysfs, at the indexes below;
@@ -51,20 +51,17 @@ pub(super) struct Settings {
     /// The port's capability flags: `IB_PORT_CM_SUP`, which ib_cm sets and
     /// clears again, and what else `modify_port` set.
     pub(super) port_cap_flags: AtomicU32,
-    /// Whether the device does congestion control, at first the module
-    /// parameter's value.
-    congestion_control: AtomicBool,
-    /// The numbers of [`SETTINGS`], by index (the first slot unused), in
-    /// their units there.
-    cc: [AtomicU32; SETTINGS.len()],
+    /// The values of [`SETTINGS`], by index, in their units there: the
+    /// switch 0 or 1, at first the module parameter's value.
+    values: [AtomicU32; SETTINGS.len()],
 }
 
 impl Settings {
     /// A new device's, with `guid` its node GUID.
     pub(super) fn new(guid: [u8; 8]) -> Self {
         let nic = Params::NIC;
-        let cc = [
-            0,
+        let values = [
+            congestion_control().into(),
             (nic.alpha_period_ns / 1000) as u32,
             (nic.increase_period_ns / 1000) as u32,
             nic.increase_bytes as u32,
@@ -74,8 +71,7 @@ impl Settings {
         Self {
             sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
             port_cap_flags: AtomicU32::new(rdma::PORT_CAP_CM_SUP),
-            congestion_control: AtomicBool::new(congestion_control()),
-            cc: cc.map(AtomicU32::new),
+            values: values.map(AtomicU32::new),
         }
     }
 
@@ -85,43 +81,40 @@ impl Settings {
 
     /// Whether the device does congestion control.
     pub(super) fn congestion_control(&self) -> bool {
-        self.congestion_control.load(Ordering::Relaxed)
+        self.value(CONGESTION_CONTROL) != 0
     }
 
     /// How a QP that a CNP cuts recovers.
     pub(super) fn cc_params(&self) -> Params {
-        let us = |i: usize| u64::from(self.cc[i].load(Ordering::Relaxed)) * 1000;
+        let us = |i| u64::from(self.value(i)) * 1000;
         // kb/s in bytes per second.
-        let rate = |i: usize| u64::from(self.cc[i].load(Ordering::Relaxed)) * 125;
+        let rate = |i| u64::from(self.value(i)) * 125;
         Params {
             alpha_period_ns: us(ALPHA_PERIOD_US),
             increase_period_ns: us(TIME_RESET_US),
-            increase_bytes: self.cc[BYTE_RESET].load(Ordering::Relaxed).into(),
+            increase_bytes: self.value(BYTE_RESET).into(),
             additive_increase: rate(AI_RATE_KBPS),
             hyper_increase: rate(HAI_RATE_KBPS),
         }
     }
 
-    /// The value of setting `index` of [`SETTINGS`].
-    pub(super) fn get(&self, index: usize) -> u32 {
-        match index {
-            CONGESTION_CONTROL => self.congestion_control().into(),
-            _ => self.cc.get(index).map_or(0, |v| v.load(Ordering::Relaxed)),
-        }
+    /// The value of setting `index` of [`SETTINGS`], 0 if there is none.
+    pub(super) fn value(&self, index: usize) -> u32 {
+        self.values
+            .get(index)
+            .map_or(0, |v| v.load(Ordering::Relaxed))
     }
 
-    /// Sets setting `index` of [`SETTINGS`]: periods and the byte count
-    /// must be at least 1.
+    /// Sets setting `index` of [`SETTINGS`]: the switch to 0 or 1; periods
+    /// and the byte count must be at least 1.
     pub(super) fn set(&self, index: usize, value: u32) -> Result {
-        match index {
-            CONGESTION_CONTROL => self.congestion_control.store(value != 0, Ordering::Relaxed),
+        let value = match index {
+            CONGESTION_CONTROL => u32::from(value != 0),
             ALPHA_PERIOD_US | TIME_RESET_US | BYTE_RESET if value == 0 => return Err(EINVAL),
-            _ => self
-                .cc
-                .get(index)
-                .ok_or(EINVAL)?
-                .store(value, Ordering::Relaxed),
-        }
+            _ => value,
+        };
+        let setting = self.values.get(index).ok_or(EINVAL)?;
+        setting.store(value, Ordering::Relaxed);
         Ok(())
     }
 }
