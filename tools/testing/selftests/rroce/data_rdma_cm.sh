@@ -11,7 +11,7 @@
 vm_main 2
 
 require_cmd rping ucmatose udaddy rdma
-ktap_plan 6
+ktap_plan 5
 
 modprobe rdma_ucm
 load_rroce && rdma link add rroce0 type rroce netdev eth0

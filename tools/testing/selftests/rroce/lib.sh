@@ -30,7 +30,8 @@ vm_main() {
 # KTAP subtest results, counted so the script can exit with the verdict.
 ktap_count=0
 ktap_failed=0
-ktap_plan() { echo "TAP version 13"; echo "1..$1"; }
+ktap_planned=
+ktap_plan() { ktap_planned=$1; echo "TAP version 13"; echo "1..$1"; }
 # While REFERENCE names a driver that is only compared with (the C rxe),
 # results are comment lines ("# rxe: ok: ..."), which count for nothing.
 ktap_ok() {
@@ -56,7 +57,15 @@ rxe_reference() {
 	return 1
 }
 ktap_skip_all() { echo "1..0 # SKIP $*"; exit $KSFT_SKIP; }
-ktap_finish() { [ $ktap_failed = 0 ] && exit $KSFT_PASS; exit $KSFT_FAIL; }
+# The verdict: a pass only if every planned result came, and passed.
+ktap_finish() {
+	if [ -n "$ktap_planned" ] && [ "$ktap_count" != "$ktap_planned" ]; then
+		echo "# planned $ktap_planned results, reported $ktap_count"
+		exit $KSFT_FAIL
+	fi
+	[ $ktap_failed = 0 ] && exit $KSFT_PASS
+	exit $KSFT_FAIL
+}
 
 # load_rroce: insmod rroce.ko after the modules it depends on (insmod does
 # not resolve dependencies, and rroce.ko is not in the VM's module tree).

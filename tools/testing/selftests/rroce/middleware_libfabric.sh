@@ -14,7 +14,7 @@ VM_TIMEOUT=${VM_TIMEOUT:-900}
 vm_main 2
 
 require_cmd fi_pingpong fi_info rdma
-if [ "$RROCE_VM" = 1 ]; then ktap_plan 10; else ktap_plan 6; fi
+if [ "$RROCE_VM" = 1 ]; then ktap_plan 10; else ktap_plan 7; fi
 LIMIT=$((120 * SLOWDOWN))
 # Iterations of each size on one device, and between the VMs, whose link
 # is slower.
