@@ -35,6 +35,8 @@ pub(crate) enum Counter {
     DropUnknownQp,
     DropBadState,
     DropBacklog,
+    /// Requests dropped because too many answers waited to be sent.
+    DropResponderBusy,
     SendErr,
     /// Bytes of the IP datagrams sent, and received whole (ICRC and
     /// headers good), as rxe counts them.
@@ -71,6 +73,7 @@ pub(crate) const NAMES: &[&CStr] = &[
     c_str!("drop_unknown_qp"),
     c_str!("drop_bad_state"),
     c_str!("drop_backlog"),
+    c_str!("drop_responder_busy"),
     c_str!("send_err"),
     c_str!("sent_bytes"),
     c_str!("rcvd_bytes"),

@@ -44,7 +44,7 @@ use crate::trace;
 use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Flow;
-use crate::{completer, requester, responder};
+use crate::{answers, completer, requester, responder};
 use kernel::{prelude::*, sync::Arc};
 
 /// QP1, the general services QP.
@@ -405,11 +405,12 @@ impl QpCore {
     /// Sends the ACK the QP owes, if any.
     pub(crate) fn send_owed_ack(&self, dev: &impl Services) {
         if let Some(mut inner) = self.inner.live() {
-            responder::send_owed_ack(dev, self, &mut inner);
+            answers::send_owed_ack(dev, self, &mut inner);
         }
     }
 
-    /// Runs what a kernel consumer posted since the QP was last kicked.
+    /// Sends the next burst of the answers that wait for the peer, then
+    /// runs what a kernel consumer posted since the QP was last kicked.
     pub(crate) fn run_kicked(&self, dev: &impl Services) {
         if let Some(kernel) = &self.kernel {
             kernel.clear_due();
@@ -418,6 +419,10 @@ impl QpCore {
             return;
         };
         let inner = &mut *inner;
+        answers::resume(dev, self, inner);
+        if self.kernel.is_none() {
+            return;
+        }
         match inner.attr.state {
             QpState::Rts => self.run(dev, inner),
             QpState::Err => self.flush(inner),
@@ -432,6 +437,10 @@ impl QpCore {
             return;
         };
         let inner = &mut *inner;
+        // Answers that a failed kick left waiting.
+        if !inner.recv.answers.is_empty() && !inner.recv.answers.kicked {
+            answers::resume(dev, self, inner);
+        }
         match inner.attr.state {
             QpState::Rts => {
                 if completer::tick(dev, self, inner, now) {

@@ -8,6 +8,7 @@
 //! responder, sits above this file, and the QP verbs that run them above
 //! those (`qp.rs`).
 
+use crate::answer_ring::Answers;
 use crate::counters::{Counter, Counters};
 use crate::cq::CqCore;
 use crate::device_services::Services;
@@ -146,6 +147,7 @@ type Released = (
     Option<SendWqe>,
     Option<Recv>,
     Option<Write>,
+    Answers,
     Fifo<SendWqe>,
     Fifo<RecvWqe>,
 );
@@ -182,6 +184,7 @@ impl QpInner {
             self.send.pending.take(),
             self.recv.filling.take(),
             self.recv.write.take(),
+            core::mem::replace(&mut self.recv.answers, Answers::new()),
             core::mem::replace(&mut self.ksend, Fifo::new()),
             core::mem::replace(&mut self.krecv, Fifo::new()),
         )
@@ -428,6 +431,8 @@ impl QpCore {
     /// Ends every receive request with the completion `flushed` makes of it,
     /// if any.
     fn flush_recv(&self, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>) {
+        // A QP in error or reset answers nothing more.
+        inner.recv.answers.clear();
         if let Some(recv) = inner.recv.filling.take() {
             if let Some(wc) = flushed(recv.wr_id, WcOpcode::Recv) {
                 let _ = self.recv_cq.push(&wc, false);

@@ -6,6 +6,7 @@
 //!
 //! The responder (`responder.rs`) moves this state; the QP flushes it.
 
+use crate::answer_ring::Answers;
 use crate::limits::MAX_RD_ATOMIC;
 use crate::local_mem::Memory;
 use crate::mr::MrCore;
@@ -51,6 +52,8 @@ pub(crate) struct RecvQueue {
     pub(crate) atomics: KVec<Option<(Psn, u64)>>,
     /// Where the next result goes.
     pub(crate) next_atomic: usize,
+    /// Answers waiting behind a READ response being sent.
+    pub(crate) answers: Answers,
     /// UC: a packet was lost; drop the rest of the message.
     pub(crate) uc_drop: bool,
     /// A copy of a receive queue element.
@@ -71,6 +74,7 @@ impl RecvQueue {
             ack_owed: None,
             atomics: KVec::from_elem(None, MAX_RD_ATOMIC.into(), GFP_KERNEL)?,
             next_atomic: 0,
+            answers: Answers::new(),
             uc_drop: false,
             scratch: KVec::from_elem(0u8, elem_size, GFP_KERNEL)?,
         })
@@ -119,6 +123,7 @@ impl RecvQueue {
         self.ack_owed = None;
         self.uc_drop = false;
         self.write = None;
+        self.answers.clear();
         // Results of a former connection's atomics answer nothing now.
         for slot in self.atomics.iter_mut() {
             *slot = None;

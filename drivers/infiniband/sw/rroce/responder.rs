@@ -8,10 +8,11 @@
 //! against the MR before a byte is copied, and a request that fails the
 //! checks is answered with a NAK, never carried out in part.
 
+use crate::answer_ring::{ack, Answer, ReadResponse};
+use crate::answers;
 use crate::counters::Counter;
 use crate::device_services::Services;
 use crate::kernel_ext::{
-    fill::Fill,
     rdma::{Access, AtomicOp, QpState, QpType, Rkey},
     write_barrier,
 };
@@ -20,9 +21,9 @@ use crate::mr::{MrCore, MrError};
 use crate::mw;
 use crate::proto::{
     cqe::{WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
-    headers::{Aeth, AtomicAckEth, Feth, NakCode, Reth, Syndrome, UNLIMITED_CREDITS},
+    headers::{Feth, NakCode, Reth, Syndrome},
     opcode::{Opcode, Operation, Transport},
-    packet::{ExtHeaders, Headers, Packet},
+    packet::Packet,
     psn::Psn,
     wqe::{slot_wr_id, ATOMIC_WRITE_LEN},
 };
@@ -35,8 +36,6 @@ use kernel::{prelude::*, sync::Arc};
 /// The GRH that UD receives start with: 40 bytes, the IPv4 header in its
 /// last 20 as rxe places it.
 const GRH_LEN: usize = 40;
-/// MSNs are 24 bits.
-const MSN_MASK: u32 = 0x00ff_ffff;
 
 /// Why a request was refused.
 enum Refusal {
@@ -56,71 +55,10 @@ impl From<MrError> for Refusal {
     }
 }
 
-/// Sends an ACK or NAK for `psn`.
+/// Answers the request at `psn` with an ACK or NAK.
 fn send_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, syndrome: Syndrome) {
-    send_aeth(dev, qp, inner, Opcode::RcAck, psn, syndrome);
-}
-
-/// Sends a packet of `opcode` at `psn` that holds only an AETH.
-fn send_aeth(
-    dev: &impl Services,
-    qp: &QpCore,
-    inner: &mut QpInner,
-    opcode: Opcode,
-    psn: Psn,
-    syndrome: Syndrome,
-) {
-    let headers = aeth_headers(qp, inner, opcode, psn, syndrome);
-    respond(dev, qp, inner, headers, 0, |_| Ok(()));
-}
-
-fn aeth_headers(
-    qp: &QpCore,
-    inner: &QpInner,
-    opcode: Opcode,
-    psn: Psn,
-    syndrome: Syndrome,
-) -> Headers {
-    let ext = ExtHeaders {
-        aeth: Some(Aeth {
-            syndrome,
-            msn: inner.recv.msn & MSN_MASK,
-        }),
-        ..Default::default()
-    };
-    Headers {
-        bth: qp.bth(inner.attr.dest_qpn, opcode, psn),
-        ext,
-    }
-}
-
-/// Sends a response packet, after the ACK the QP owes, so that the
-/// requester gets its answers in order.
-fn respond(
-    dev: &impl Services,
-    qp: &QpCore,
-    inner: &mut QpInner,
-    headers: Headers,
-    len: usize,
-    fill: impl FnOnce(&mut Fill<'_>) -> Result,
-) {
-    send_owed_ack(dev, qp, inner);
-    qp.send_to_peer(dev, inner, headers, len, fill);
-}
-
-/// Sends the ACK the QP owes, if any: the burst of packets that drew it
-/// has been received, or another answer goes back.
-pub(crate) fn send_owed_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
-    if let Some(psn) = inner.recv.ack_owed.take() {
-        let headers = aeth_headers(qp, inner, Opcode::RcAck, psn, ack());
-        qp.send_to_peer(dev, inner, headers, 0, |_| Ok(()));
-    }
-}
-
-fn ack() -> Syndrome {
-    Syndrome::Ack {
-        credits: UNLIMITED_CREDITS,
-    }
+    let ack = Answer::aeth(Opcode::RcAck, psn, syndrome, inner.recv.msn);
+    answers::answer(dev, qp, inner, ack);
 }
 
 /// Handles a request packet for the QP.
@@ -154,6 +92,11 @@ pub(crate) fn receive(
 }
 
 fn receive_rc(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>) {
+    if inner.recv.answers.busy() {
+        // Its answer could not wait behind the others: as if lost.
+        inner.count(dev, Counter::DropResponderBusy);
+        return;
+    }
     let bth = &pkt.headers.bth;
     let psn = bth.psn;
     let epsn = inner.recv.epsn;
@@ -368,7 +311,8 @@ fn execute(
         Done::Atomic { orig } => {
             inner.recv.remember_atomic(psn, orig);
             inner.recv.message_done(psn.next());
-            send_atomic_ack(dev, qp, inner, psn, orig);
+            let answer = Answer::atomic(psn, orig, inner.recv.msn);
+            answers::answer(dev, qp, inner, answer);
         }
         Done::Committed => committed(dev, qp, inner, psn),
     }
@@ -611,7 +555,8 @@ fn committed(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
 /// Answers a FLUSH or ATOMIC WRITE at `psn` as the C rxe does: with a read
 /// response that holds only an ACK.
 fn send_commit_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn) {
-    send_aeth(dev, qp, inner, Opcode::RcReadResponseOnly, psn, ack());
+    let answer = Answer::aeth(Opcode::RcReadResponseOnly, psn, ack(), inner.recv.msn);
+    answers::answer(dev, qp, inner, answer);
 }
 
 /// Completes the receive request that a message filled.
@@ -664,7 +609,8 @@ fn remote_target(
     Ok((Some(mr), offset))
 }
 
-/// Answers a read request with its response packets; returns how many.
+/// Answers a read request with its response, which goes out a burst at a
+/// time; returns the PSNs it takes.
 fn read(
     dev: &impl Services,
     qp: &QpCore,
@@ -676,56 +622,15 @@ fn read(
         .ext
         .reth
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
-    let len = reth.dma_len as usize;
     let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_READ)?;
     let mtu = qp.mtu(inner) as usize;
-    let npsn = len.div_ceil(mtu).max(1) as u32;
-    let psn = pkt.headers.bth.psn;
     // The AETH carries the MSN this read completes.
-    let msn = inner.recv.msn.wrapping_add(1) & MSN_MASK;
-    for n in 0..npsn {
-        let opcode = match (n == 0, n + 1 == npsn) {
-            (true, true) => Opcode::RcReadResponseOnly,
-            (true, false) => Opcode::RcReadResponseFirst,
-            (false, false) => Opcode::RcReadResponseMiddle,
-            (false, true) => Opcode::RcReadResponseLast,
-        };
-        let mut ext = ExtHeaders::default();
-        if opcode != Opcode::RcReadResponseMiddle {
-            ext.aeth = Some(Aeth {
-                syndrome: ack(),
-                msn,
-            });
-        }
-        let at = n as usize * mtu;
-        let chunk = (len - at).min(mtu);
-        let headers = Headers {
-            bth: qp.bth(inner.attr.dest_qpn, opcode, psn + n),
-            ext,
-        };
-        let mr = &mr;
-        respond(dev, qp, inner, headers, chunk, |buf| match mr {
-            Some(mr) => mr.read(offset + at, chunk, buf).map_err(|_| EFAULT),
-            None => Ok(()),
-        });
-    }
+    let msn = inner.recv.msn.wrapping_add(1);
+    let psn = pkt.headers.bth.psn;
+    let response = ReadResponse::new(mr, offset, reth.dma_len as usize, psn, mtu, msn);
+    let npsn = response.npsn;
+    answers::answer(dev, qp, inner, Answer::Read(response));
     Ok(npsn)
-}
-
-fn send_atomic_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, orig: u64) {
-    let ext = ExtHeaders {
-        aeth: Some(Aeth {
-            syndrome: ack(),
-            msn: inner.recv.msn & MSN_MASK,
-        }),
-        atomic_ack: Some(AtomicAckEth { orig }),
-        ..Default::default()
-    };
-    let headers = Headers {
-        bth: qp.bth(inner.attr.dest_qpn, Opcode::RcAtomicAck, psn),
-        ext,
-    };
-    respond(dev, qp, inner, headers, 0, |_| Ok(()));
 }
 
 /// A request seen before: its response was lost, so answer it again
@@ -753,7 +658,8 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
             // One too old to be remembered is dropped: the requester has
             // had its answer, or it would not have sent so many since.
             if let Some(orig) = inner.recv.atomic_result(psn) {
-                send_atomic_ack(dev, qp, inner, psn, orig);
+                let answer = Answer::atomic(psn, orig, inner.recv.msn);
+                answers::answer(dev, qp, inner, answer);
             }
         }
         // Done when it first came (a refused one does not move the

@@ -23,6 +23,8 @@ mod trace;
 
 mod abi;
 mod ah;
+mod answer_ring;
+mod answers;
 mod completer;
 mod counters;
 mod cq;

@@ -15,6 +15,12 @@
  * length past the end);
  * RDMA READs of random rkeys and lengths; atomics at unaligned addresses;
  * stray responses. Prints how many of each it sent; exits 0 if it sent them.
+ *
+ *   inject --read DST SRC QPN PSN COUNT RKEY VA LEN
+ *
+ * The READ flood: COUNT valid RDMA READ requests in sequence from PSN on,
+ * each for LEN bytes at VA of the MR of RKEY (a path MTU of 1024 assumed),
+ * as fast as the socket takes them, never waiting for a response.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -228,15 +234,76 @@ static size_t make(uint8_t *p, enum kind kind)
 	}
 }
 
+static int open_raw(void)
+{
+	int fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+
+	if (fd < 0)
+		perror("socket");
+	return fd;
+}
+
+/* Sends the packet @p of @len bytes; counts the times the socket was full. */
+static int send_packet(int fd, const uint8_t *p, size_t len, unsigned long *blocked)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = dst };
+
+	while (sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0) {
+		if (errno != ENOBUFS && errno != EAGAIN) {
+			perror("sendto");
+			return -1;
+		}
+		(*blocked)++;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static int read_flood(char **argv)
+{
+	static uint8_t pkt[MAX_PKT];
+	unsigned long count = strtoul(argv[4], NULL, 0), blocked = 0, n;
+	uint32_t psn = strtoul(argv[3], NULL, 0) & 0xffffff, rkey = strtoul(argv[5], NULL, 0);
+	uint64_t va = strtoull(argv[6], NULL, 0);
+	uint32_t len = strtoul(argv[7], NULL, 0), npsn = len ? (len + 1023) / 1024 : 1;
+	int fd = open_raw();
+
+	if (fd < 0)
+		return 1;
+	printf("# %lu READs of %u bytes to %s QPN %#x from PSN %#x\n", count, len,
+	       inet_ntoa(dst), victim_qpn, psn);
+	for (n = 0; n < count; n++, psn = (psn + npsn) & 0xffffff) {
+		put64(body(pkt), va);
+		put32(body(pkt) + 8, rkey);
+		put32(body(pkt) + 12, len);
+		if (send_packet(fd, pkt, build(pkt, READ_REQUEST, victim_qpn, psn, 0, 16),
+				&blocked))
+			return 1;
+		/* A breath now and then, so that the link itself loses none. */
+		if (n % 64 == 63)
+			usleep(1000);
+	}
+	printf("# %lu READ requests sent (%lu times the socket was full)\n", n, blocked);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t pkt[MAX_PKT];
 	unsigned long sent[KINDS] = { 0 }, count, total = 0, blocked = 0;
-	struct sockaddr_in to = { .sin_family = AF_INET };
 	int fd;
 
+	if (argc == 10 && !strcmp(argv[1], "--read") && inet_aton(argv[2], &dst) &&
+	    inet_aton(argv[3], &src)) {
+		victim_qpn = strtoul(argv[4], NULL, 0) & 0xffffff;
+		rng = 0x72656164ULL;
+		crc_init();
+		return read_flood(argv + 2);
+	}
 	if (argc < 6 || !inet_aton(argv[1], &dst) || !inet_aton(argv[2], &src)) {
-		fprintf(stderr, "usage: %s DST SRC QPN PSN COUNT [SEED]\n", argv[0]);
+		fprintf(stderr, "usage: %s DST SRC QPN PSN COUNT [SEED]\n"
+			"       %s --read DST SRC QPN PSN COUNT RKEY VA LEN\n", argv[0], argv[0]);
 		return 2;
 	}
 	victim_qpn = strtoul(argv[3], NULL, 0) & 0xffffff;
@@ -244,27 +311,17 @@ int main(int argc, char **argv)
 	count = strtoul(argv[5], NULL, 0);
 	rng = argc > 6 ? strtoull(argv[6], NULL, 0) : 0x696e6a656374ULL;
 	crc_init();
-	to.sin_addr = dst;
-	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
-	if (fd < 0) {
-		perror("socket");
+	fd = open_raw();
+	if (fd < 0)
 		return 1;
-	}
 	printf("# to %s QPN %#x (first PSN %#x), %lu packets, seed %#llx\n", argv[1], victim_qpn,
 	       victim_psn, count, (unsigned long long)rng);
 	while (total < count) {
 		enum kind kind = total % KINDS;
 		size_t len = make(pkt, kind);
 
-		if (sendto(fd, pkt, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0) {
-			if (errno != ENOBUFS && errno != EAGAIN) {
-				perror("sendto");
-				return 1;
-			}
-			blocked++;
-			usleep(1000);
-			continue;
-		}
+		if (send_packet(fd, pkt, len, &blocked))
+			return 1;
 		sent[kind]++;
 		total++;
 		/* Leave the link room for the real traffic. */
