@@ -153,6 +153,12 @@ ud_loop() {
 		0) tally ud ok ;;
 		124) tally ud lost ;;
 		*) grep -q "Couldn't connect\|Connection refused" $OUT/ud.out && continue
+			# The TCP exchange of addresses broke (a fault, or the
+			# peer's run given up just then): no datagram was sent.
+			if grep -q "Couldn't read/write remote address" $OUT/ud.out; then
+				tally ud unconnected
+				continue
+			fi
 			tally ud failed
 			sed 's/^/# ibv_ud_pingpong: /' $OUT/ud.out ;;
 		esac
@@ -332,7 +338,7 @@ fi
 [ "$(count rc failed)" = 0 ] && [ "$(count rc ok)" -gt 0 ]
 ktap_result $? "rc_stream: $(count rc ok) runs of 200 x 8 KiB each way intact, $(count rc failed) not ($(count rc unconnected) tries to connect failed)"
 [ "$(count ud failed)" = 0 ] && [ "$(count ud ok)" -gt 0 ]
-ktap_result $? "UD: $(count ud ok) pingpongs of 200 x 1 KiB checked, $(count ud lost) stalled by loss"
+ktap_result $? "UD: $(count ud ok) pingpongs of 200 x 1 KiB checked, $(count ud lost) stalled by loss, $(count ud unconnected) whose address exchange broke"
 [ ! -e $OUT/idle_device.failed ] && grep -q rroce1 $OUT/faults
 ktap_result $? "faults: $(wc -l <$OUT/faults) phases ($(sort $OUT/faults | uniq -c | sed 's/^ *//' | tr '\n' ';'))"
 echo "# rroce0: retransmits $(stat_value retransmits "$stats"), seq NAKs received $(stat_value seq_nak_rcvd "$stats")," \
