@@ -20,9 +20,10 @@ NPSN=$((BYTES / 1024))
 NO_QPN=0xabcde
 PORT=18640
 ITERS="iters in [0-9.]+ seconds"
-# The target lives until its answers are out: once VM 2 is done and no
-# packet has left for two seconds, or at most HOLD seconds.
+# The target lives until its answers are out (or none has left for
+# QUIET seconds), at most HOLD seconds.
 HOLD=$((300 * SLOWDOWN))
+QUIET=$((10 * SLOWDOWN))
 if ! in_vm; then
 	build_prog read_target -libverbs
 	target=$PROG
@@ -42,6 +43,25 @@ gid=$(gid_index rroce0 "$RROCE_IP4")
 # unreclaimable slab, in kB
 slab_kb() { awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo; }
 
+# count NAME: the target QP's counter NAME, in its set as last read.
+count() {
+	local n
+	n=$(stat_value "$1" "$set")
+	echo "${n:-0}"
+}
+
+# account: what the target's counters say of the flood. A request dropped
+# as busy moves the ones after it out of sequence, until one is expected
+# again. Every other was carried out, and its response is NPSN packets; a
+# duplicate's too. A sequence NAK is one packet.
+account() {
+	busy=$(count drop_responder_busy)
+	dup=$(count duplicate_request)
+	taken=$((READ_COUNT - busy - $(count out_of_seq_request) - dup))
+	sent=$(($(count sent_pkts) + $(count send_err)))
+	expected=$(((taken + dup) * NPSN + $(count seq_nak_sent)))
+}
+
 if [ "$RROCE_VM" = 1 ]; then
 	before=$(link_stats rroce0)
 	slab_before=$(slab_kb)
@@ -58,7 +78,8 @@ if [ "$RROCE_VM" = 1 ]; then
 	pp_pid=$!
 	wait_listen $PORT
 	vm_signal ready
-	# The peak of the slab while the target lives.
+	# The peak of the slab while the target lives, until every READ it
+	# took is answered once VM 2 has sent them all.
 	peak=$slab_before
 	last=0
 	quiet=0
@@ -66,11 +87,12 @@ if [ "$RROCE_VM" = 1 ]; then
 		now=$(slab_kb)
 		[ "$now" -gt "$peak" ] && peak=$now
 		sleep 0.5
-		sent=$(link_counter rroce0 sent_pkts)
+		set=$(rdma statistic qp show link rroce0/1)
+		account
 		[ "$sent" = "$last" ] && quiet=$((quiet + 1)) || quiet=0
 		last=$sent
-		if [ -e "$RROCE_SHARED/sync.injected.vm2" ] && [ $quiet -ge 4 ] || peer_gone; then
-			set=$(rdma statistic qp show link rroce0/1)
+		if [ -e "$RROCE_SHARED/sync.flooded.vm2" ] && [ "$sent" -ge "$expected" ] ||
+			[ $quiet -ge $((2 * QUIET)) ] || peer_gone; then
 			kill -USR1 $target_pid
 			break
 		fi
@@ -89,22 +111,9 @@ if [ "$RROCE_VM" = 1 ]; then
 	echo "# before: $before"
 	echo "# after:  $after"
 	echo "# the target's QP: ${set:-no counter set}"
-	count() {
-		local n
-		n=$(stat_value "$1" "$set")
-		echo "${n:-0}"
-	}
-	busy=$(count drop_responder_busy)
-	# A request dropped as busy moves the ones after it out of sequence,
-	# until one is expected again. Every other was carried out, and its
-	# response is NPSN packets; a duplicate's too. A sequence NAK is one.
-	dup=$(count duplicate_request)
-	taken=$((READ_COUNT - busy - $(count out_of_seq_request) - dup))
-	sent=$(($(count sent_pkts) + $(count send_err)))
-	naks=$(count seq_nak_sent)
 	echo "# dropped as busy: $busy; READs taken: $taken, duplicates $dup; packets sent: $sent"
 	grep -q "LQPN: <$((qpn))>" <<<"$set" &&
-		[ "$busy" -gt 0 ] && [ "$taken" -gt 0 ] && [ "$sent" = $(((taken + dup) * NPSN + naks)) ]
+		[ "$busy" -gt 0 ] && [ "$taken" -gt 0 ] && [ "$sent" = "$expected" ]
 	ktap_result $? "requests beyond the answers that may wait are dropped and counted; the $taken taken were answered whole, $NPSN packets each"
 	grown=$(((peak - slab_before) / 1024))
 	echo "# unreclaimable slab: $slab_before kB before, peak $peak kB"
@@ -120,6 +129,7 @@ else
 	pid=$!
 	run "$inject" --read "$(peer_ip4)" "$RROCE_IP4" "$qpn" "$psn" $READ_COUNT "$rkey" "$va" $BYTES
 	injected=$?
+	vm_signal flooded
 	wait $pid
 	status=$?
 	sed 's/^/#   /' /tmp/pp.out
