@@ -19,8 +19,14 @@ use crate::proto::{
 use crate::qp_core::{QpCore, QpInner};
 use kernel::prelude::*;
 
-/// The packets sent in one go, before other work gets its turn.
+/// The packets the device's work sends in one go, before other QPs get
+/// their turn.
 const BURST: u32 = 64;
+
+/// The packets of an answer the receive work sends at once, as it takes
+/// it: other QPs' packets wait behind it, and a peer that asks for many
+/// mid-sized READs must not keep them waiting until their senders give up.
+const INLINE: u32 = 16;
 
 /// Sends `answer` after the ACK the QP owes, or has it wait behind the
 /// answers before it.
@@ -42,7 +48,7 @@ fn send_or_queue(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, a: Answe
     if !inner.recv.answers.is_empty() {
         return wait(dev, qp, inner, a);
     }
-    let mut budget = BURST;
+    let mut budget = INLINE;
     if let Some(rest) = send(dev, qp, inner, a, &mut budget) {
         wait(dev, qp, inner, rest);
     }
