@@ -391,6 +391,11 @@ unsigned long rroce_jiffies(void)
 	return jiffies;
 }
 
+bool rroce_work_pending(struct work_struct *work)
+{
+	return work_pending(work);
+}
+
 void rroce_cq_comp_handler(struct ib_cq *cq)
 {
 	if (cq->comp_handler)

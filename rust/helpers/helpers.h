@@ -93,6 +93,7 @@ bool rroce_queue_device_work(struct work_struct *work, bool urgent);
 bool rroce_arm_delayed_work(struct delayed_work *work, unsigned long delay);
 unsigned long rroce_usecs_to_jiffies(unsigned int us);
 unsigned long rroce_jiffies(void);
+bool rroce_work_pending(struct work_struct *work);
 void rroce_cq_comp_handler(struct ib_cq *cq);
 
 struct page *rroce_sg_page_iter_page(struct sg_page_iter *iter);

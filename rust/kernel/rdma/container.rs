@@ -16,9 +16,16 @@
 use super::{device::Held, Device, Driver, Registry};
 use crate::{
     bindings,
-    kernel_ext::net::{NetDevice, SkBuff},
+    kernel_ext::{
+        jiffies,
+        net::{NetDevice, SkBuff},
+    },
 };
-use core::{mem::offset_of, ptr::addr_of_mut};
+use core::{
+    mem::offset_of,
+    ptr::addr_of_mut,
+    sync::atomic::{AtomicU64, Ordering},
+};
 use kernel::{
     sync::Arc,
     types::{ARef, Opaque},
@@ -37,6 +44,9 @@ pub(super) struct Container<T: Driver> {
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// Runs [`Driver::kicked`].
     pub(super) kick_work: Opaque<bindings::work_struct>,
+    /// When `kick_work` began to run without ending undue, in jiffies; 0
+    /// once it has. Zero as the device is allocated.
+    pub(super) kick_since: AtomicU64,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
     pub(super) data: T,
@@ -98,8 +108,26 @@ impl<T: Driver> Container<T> {
     pub(super) unsafe extern "C" fn kick_work(work: *mut bindings::work_struct) {
         // SAFETY: Guaranteed by the caller.
         let c = unsafe { &*work.byte_sub(offset_of!(Self, kick_work)).cast::<Self>() };
+        // A run after one that left the work due goes on with its streak.
+        let _ = c
+            .kick_since
+            .compare_exchange(0, jiffies(), Ordering::Relaxed, Ordering::Relaxed);
         // SAFETY: The device is alive while its work may run.
         T::kicked(unsafe { Device::<T>::from_raw(c.ib.get()) });
+        // SAFETY: `work` is initialised.
+        if !unsafe { bindings::rroce_work_pending(work) } {
+            c.kick_since.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the kick work has not yet been due for
+    /// [`Driver::RX_URGENT_USECS`] without a break: the same bound as the
+    /// receive work's at nice -20.
+    fn kick_still_urgent(&self) -> bool {
+        let since = self.kick_since.load(Ordering::Relaxed);
+        // SAFETY: Converting microseconds has no precondition.
+        let limit = unsafe { bindings::rroce_usecs_to_jiffies(T::RX_URGENT_USECS) };
+        since == 0 || jiffies().wrapping_sub(since) < limit as u64
     }
 
     /// # Safety
@@ -368,12 +396,14 @@ impl<T: Driver> Device<T> {
         self.container().rx_oldest(now) as u64
     }
 
-    /// Has [`Driver::kicked`] run soon, on the system workqueue, unless
-    /// it is already due. Callable in any context.
+    /// Has [`Driver::kicked`] run soon, unless it is already due: on the
+    /// high-priority workers, as the receive work, until it has been due
+    /// for [`Driver::RX_URGENT_USECS`] on end. Callable in any context.
     pub(crate) fn kick(&self) {
+        let c = self.container();
         // SAFETY: The work was initialised with the device and is cancelled
         // before it is freed.
-        unsafe { bindings::rroce_queue_device_work(self.container().kick_work.get(), false) };
+        unsafe { bindings::rroce_queue_device_work(c.kick_work.get(), c.kick_still_urgent()) };
     }
 
     /// Fires [`Driver::tick`] now. Callable in any context.
