@@ -6,10 +6,11 @@
 # 1. One VM under QEMU's -icount with one vCPU, where guest time counts
 #    guest instructions: perftest with client and server on one device,
 #    rroce's and then rxe's, ib_write_bw over message sizes from 2 B to
-#    1 MiB, and fio's 4 KiB random reads over NVMe-oF with target and host
-#    on the one device (the kernel consumers' path). The figures are what
-#    each driver costs per byte and per message, and repeat from run to
-#    run.
+#    1 MiB, and fio over NVMe-oF with target and host on the one device
+#    (the kernel consumers' path): 4 KiB random reads, 1 MiB reads and
+#    writes. The figures are what each driver costs per byte and per
+#    message, and repeat from run to run. For scale, a TCP stream over
+#    loopback (iperf3) in the same VM.
 # 2. One VM under plain TCG with two vCPUs: the latency of 64-byte WRITE,
 #    SEND and READ with client and server on one device, each spinning on
 #    its own vCPU, LAT_RUNS runs per driver, alternating. What each driver
@@ -26,6 +27,7 @@
 #    run means much.
 #
 #   scripts/bench.sh          (make bench builds everything first)
+#   BENCH_STAGES=local scripts/bench.sh     (only the stages listed)
 #
 # The sweep is also drawn, bandwidth against size, as sweep.png in the
 # first stage's output directory (with gnuplot, if it is installed).
@@ -138,42 +140,65 @@ figures_table() {
 	done
 }
 
+# Which stages run: BENCH_STAGES, a list of local, latency and link.
+STAGES=${BENCH_STAGES:-local latency link}
+staged() {
+	[[ " $STAGES " == *" $1 "* ]]
+}
+
 if ! in_vm; then
 	base=${RROCE_CACHE:-$HOME/.cache/rroce}
 	mkdir -p "$base"
-	local_out=$(mktemp -d "$base/bench-local.XXXXXX")
-	lat_out=$(mktemp -d "$base/bench-latency.XXXXXX")
-	link_out=$(mktemp -d "$base/bench-link.XXXXXX")
-	echo "bench: one VM under -icount, one with two vCPUs, then two VMs (tens of minutes)"
-	RROCE_QEMU_OPTS="-icount shift=0,sleep=off" RROCE_VM_SMP=1 \
-		"$REPO/scripts/vm.sh" -n 1 -q -t 3600 -o "$local_out" -- "$0" local
-	s1=$?
-	RROCE_VM_SMP=2 "$REPO/scripts/vm.sh" -n 1 -q -t 3600 -o "$lat_out" -- "$0" latency
-	s2=$?
-	"$REPO/scripts/vm.sh" -n 2 -q -t 3600 -o "$link_out" -- "$0" link
-	s3=$?
-	table "$local_out" "One VM, -icount, client and server on one device:"
-	sweep_table "$local_out"
-	echo
-	echo "One VM, -icount, NVMe over Fabrics on one device, fio for ${FIO_LOCAL_SECONDS}s each:"
-	figures_table "$local_out" nvmeof randread-4k-iops
-	echo
-	echo "One VM, -icount, UCX on one device, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
-	figures_table "$local_out" ucx tag-bw-64k
-	latency_table "$lat_out" "One VM, plain TCG, two vCPUs, client and server on one device"
-	table "$link_out" "Two VMs, plain TCG, between the VMs:"
-	echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
-	latency_table "$link_out" "Two VMs, plain TCG, between the VMs"
-	echo "ICMP echo of 64 bytes between the VMs, median round trip: $(cat "$link_out/result.ping-rtt" 2>/dev/null || echo -) usec"
-	echo
-	echo "Two VMs, NVMe over Fabrics, fio reads for ${FIO_SECONDS}s each:"
-	figures_table "$link_out" nvmeof randread-4k-iops read-1m-mbs
-	echo
-	echo "Two VMs, UCX, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
-	figures_table "$link_out" ucx tag-bw-64k
+	status=0
+	echo "bench: stages $STAGES (tens of minutes)"
+	if staged local; then
+		local_out=$(mktemp -d "$base/bench-local.XXXXXX")
+		RROCE_QEMU_OPTS="-icount shift=0,sleep=off" RROCE_VM_SMP=1 \
+			"$REPO/scripts/vm.sh" -n 1 -q -t 3600 -o "$local_out" -- "$0" local ||
+			{ status=1; echo "bench: the local stage failed; details in $local_out"; }
+	fi
+	if staged latency; then
+		lat_out=$(mktemp -d "$base/bench-latency.XXXXXX")
+		RROCE_VM_SMP=2 "$REPO/scripts/vm.sh" -n 1 -q -t 3600 -o "$lat_out" -- "$0" latency ||
+			{ status=1; echo "bench: the latency stage failed; details in $lat_out"; }
+	fi
+	if staged link; then
+		link_out=$(mktemp -d "$base/bench-link.XXXXXX")
+		"$REPO/scripts/vm.sh" -n 2 -q -t 3600 -o "$link_out" -- "$0" link ||
+			{ status=1; echo "bench: the link stage failed; details in $link_out"; }
+	fi
+	if staged local; then
+		table "$local_out" "One VM, -icount, client and server on one device:"
+		sweep_table "$local_out"
+		echo
+		echo "One VM, -icount, NVMe over Fabrics on one device, fio for ${FIO_LOCAL_SECONDS}s each:"
+		figures_table "$local_out" nvmeof randread-4k-iops read-1m-mbs write-1m-mbs
+		echo
+		tcp=$(cat "$local_out/result.tcp-loopback" 2>/dev/null)
+		echo "One VM, -icount, a TCP stream over loopback (iperf3): ${tcp:--} MB/s;" \
+			"64 KiB WRITE is $(ratio "$(cat "$local_out/result.rroce.ib_write_bw.65536" 2>/dev/null)" "$tcp")" \
+			"of it on rroce, $(ratio "$(cat "$local_out/result.rxe.ib_write_bw.65536" 2>/dev/null)" "$tcp") on rxe"
+		echo
+		echo "One VM, -icount, UCX on one device, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
+		figures_table "$local_out" ucx tag-bw-64k
+	fi
+	if staged latency; then
+		latency_table "$lat_out" "One VM, plain TCG, two vCPUs, client and server on one device"
+	fi
+	if staged link; then
+		table "$link_out" "Two VMs, plain TCG, between the VMs:"
+		echo "iperf3 -u on the link: $(cat "$link_out/result.link" 2>/dev/null || echo -) MB/s delivered"
+		latency_table "$link_out" "Two VMs, plain TCG, between the VMs"
+		echo "ICMP echo of 64 bytes between the VMs, median round trip: $(cat "$link_out/result.ping-rtt" 2>/dev/null || echo -) usec"
+		echo
+		echo "Two VMs, NVMe over Fabrics, fio reads for ${FIO_SECONDS}s each:"
+		figures_table "$link_out" nvmeof randread-4k-iops read-1m-mbs
+		echo
+		echo "Two VMs, UCX, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
+		figures_table "$link_out" ucx tag-bw-64k
+	fi
 	echo "bench: $(date -u +%F), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-	[ $((s1 | s2 | s3)) = 0 ] || echo "bench: a run failed; details in $local_out, $lat_out and $link_out"
-	exit $((s1 | s2 | s3))
+	exit $status
 fi
 
 mode=$1
@@ -233,33 +258,63 @@ sweep() {
 		[ $n -gt 2000 ] && n=2000
 		[ $n -lt 20 ] && n=20
 		port=$((port + 1))
-		pair "sweep.$drv.$size" ib_write_bw -d $dev -x "$gid" -p $port -F -s $size -n $n |
-			awk -v s=$size '$1 == s && NF >= 5 { print $4 }' >"$RROCE_SHARED/sweep.$drv.$size"
-		echo "$drv sweep $size: $(cat "$RROCE_SHARED/sweep.$drv.$size") MB/s"
+		out=$(pair "sweep.$drv.$size" ib_write_bw -d $dev -x "$gid" -p $port -F -s $size -n $n)
+		awk -v s=$size '$1 == s && NF >= 5 { print $4 }' <<<"$out" >"$RROCE_SHARED/sweep.$drv.$size"
+		if [ -s "$RROCE_SHARED/sweep.$drv.$size" ]; then
+			echo "$drv sweep $size: $(cat "$RROCE_SHARED/sweep.$drv.$size") MB/s"
+		else
+			echo "$drv sweep $size: failed:"
+			echo "$out" | sed 's/^/  /'
+		fi
 	done
+}
+
+# fio_job SECONDS NAME read|write FIO-ARGS...: prints IOPS and MB/s of a
+# job that reads or writes the namespace.
+fio_job() {
+	local seconds=$1 name=$2 dir=$3
+	shift 3
+	fio --name="$name" --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
+		--time_based --runtime="$seconds" --output-format=json "$@" 2>/dev/null |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0][sys.argv[1]]; print("%.0f %.2f" % (r["iops"], r["bw_bytes"] / 1e6))' "$dir"
 }
 
 # fio_read SECONDS NAME FIO-ARGS...: prints IOPS and MB/s of a read job.
 fio_read() {
-	local seconds=$1 name=$2
-	shift 2
-	fio --name="$name" --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
-		--time_based --runtime="$seconds" --output-format=json "$@" 2>/dev/null |
-		python3 -c 'import json,sys; r=json.load(sys.stdin)["jobs"][0]["read"]; print("%.0f %.2f" % (r["iops"], r["bw_bytes"] / 1e6))'
+	fio_job "$1" "$2" read "${@:3}"
 }
 
-# nvmeof_local: the local stage's NVMe-oF run, target and host in this VM.
+# nvmeof_local: the local stage's NVMe-oF runs, target and host in this VM:
+# 4 KiB random reads, 1 MiB sequential reads and writes.
 nvmeof_local() {
-	local iops
+	local iops rd wr
 	target_up || return 1
 	if TRADDR=$RROCE_IP4 host_connect; then
 		iops=$(fio_read $FIO_LOCAL_SECONDS randread --bs=4k --iodepth=16 --size=64m)
+		rd=$(fio_read $FIO_LOCAL_SECONDS seqread --rw=read --bs=1m --iodepth=4 --size=256m)
+		wr=$(fio_job $FIO_LOCAL_SECONDS seqwrite write --rw=write --bs=1m --iodepth=4 --size=256m)
 		echo "${iops%% *}" >"$RROCE_SHARED/nvmeof.$drv.randread-4k-iops"
-		echo "$drv NVMe-oF on one device: 4 KiB random reads ${iops%% *} IOPS"
+		echo "${rd##* }" >"$RROCE_SHARED/nvmeof.$drv.read-1m-mbs"
+		echo "${wr##* }" >"$RROCE_SHARED/nvmeof.$drv.write-1m-mbs"
+		echo "$drv NVMe-oF on one device: 4 KiB random reads ${iops%% *} IOPS," \
+			"1 MiB reads ${rd##* } MB/s, 1 MiB writes ${wr##* } MB/s"
 		host_disconnect
 	fi
 	target_down
 }
+
+# tcp_limit: what a TCP stream over loopback moves in this VM, MB/s (two
+# copies a byte, no checksum): the scale for the figures of one device.
+tcp_limit() {
+	timeout 60 iperf3 -s -1 -p 5202 >/dev/null 2>&1 &
+	wait_listen 5202 && iperf3 -c 127.0.0.1 -p 5202 -t 5 -J |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["end"]["sum_received"]; print("%.2f" % (r["bits_per_second"] / 8e6))' \
+		>"$RROCE_SHARED/result.tcp-loopback"
+	wait
+	echo "TCP over loopback: $(cat "$RROCE_SHARED/result.tcp-loopback") MB/s"
+}
+
+[ "$mode" = local ] && tcp_limit
 
 # The benches; the latency stage runs none of them.
 for drv in rroce rxe; do
