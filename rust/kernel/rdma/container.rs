@@ -44,8 +44,9 @@ pub(super) struct Container<T: Driver> {
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// Runs [`Driver::kicked`].
     pub(super) kick_work: Opaque<bindings::work_struct>,
-    /// When `kick_work` began to run without ending undue, in jiffies; 0
-    /// once it has. Zero as the device is allocated.
+    /// When `kick_work` began a series of turns that each left it queued
+    /// again, in jiffies; 0 after a turn that did not, and as the device
+    /// is allocated (zeroed).
     pub(super) kick_since: AtomicU64,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,

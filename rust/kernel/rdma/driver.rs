@@ -70,7 +70,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// the ordinary ones, as softirq hands over to ksoftirqd after 2 ms. On
     /// one CPU, a device that sends to itself keeps its receive work busy
     /// for as long as the traffic lasts: at nice -20 throughout, it left an
-    /// RCU grace-period kthread starved for 65 s on the debug kernel.
+    /// RCU grace-period kthread starved for 65 s on the debug kernel. The
+    /// kick work ([`Device::kick`]) has the same bound.
     const RX_URGENT_USECS: u32 = 2000;
     /// How many waiting packets a doorbell may find when it lets its plug
     /// ([`Device::plug_local_rx`]) go and still hand them to
