@@ -397,14 +397,16 @@ impl<T: Driver> Device<T> {
         self.container().rx_oldest(now) as u64
     }
 
-    /// Has [`Driver::kicked`] run soon, unless it is already due: on the
-    /// high-priority workers, as the receive work, until it has been due
-    /// for [`Driver::RX_URGENT_USECS`] on end. Callable in any context.
-    pub(crate) fn kick(&self) {
+    /// Has [`Driver::kicked`] run soon, unless it is already due. If
+    /// `urgent`, on the high-priority workers, as the receive work, unless
+    /// it has been due for [`Driver::RX_URGENT_USECS`] on end; else, or
+    /// then, on the ordinary ones. Callable in any context.
+    pub(crate) fn kick(&self, urgent: bool) {
         let c = self.container();
+        let urgent = urgent && c.kick_still_urgent();
         // SAFETY: The work was initialised with the device and is cancelled
         // before it is freed.
-        unsafe { bindings::rroce_queue_device_work(c.kick_work.get(), c.kick_still_urgent()) };
+        unsafe { bindings::rroce_queue_device_work(c.kick_work.get(), urgent) };
     }
 
     /// Fires [`Driver::tick`] now. Callable in any context.

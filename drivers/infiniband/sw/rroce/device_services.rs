@@ -57,10 +57,11 @@ pub(crate) trait Services {
     fn cc_params(&self) -> Params;
 
     /// Has the device's work run QP `qpn` soon: a kernel consumer posted to
-    /// it, perhaps where the QP's lock cannot be taken. Callable in any
-    /// context; an error if the QP cannot be listed, and then the device
-    /// timer runs it.
-    fn kick(&self, qpn: Qpn) -> Result;
+    /// it, perhaps where the QP's lock cannot be taken, or its answers
+    /// wait (`urgent`: the work then runs on the high-priority workers, as
+    /// the receive work does). Callable in any context; an error if the QP
+    /// cannot be listed, and then the device timer runs it.
+    fn kick(&self, qpn: Qpn, urgent: bool) -> Result;
 
     /// Has the device timer run within `usecs`.
     fn arm_tick(&self, usecs: u32);

@@ -217,9 +217,12 @@ impl Qp {
         Ok(())
     }
 
-    /// Has the device's work run the QP, unless it is due to already.
+    /// Has the device's work run the QP, unless it is due to already. On
+    /// the ordinary workers, so that it takes a burst of posts at once:
+    /// on the high-priority ones, it ran after each of NVMe-oF's and cut
+    /// fio's 4 KiB random reads on one device from 13 807 to 10 582 IOPS.
     fn kick(&self, dev: &impl Services, kernel: &KernelPosts) {
-        if kernel.set_due() && dev.kick(self.core.qpn).is_err() {
+        if kernel.set_due() && dev.kick(self.core.qpn, false).is_err() {
             kernel.clear_due();
         }
     }

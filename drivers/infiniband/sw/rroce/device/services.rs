@@ -68,10 +68,10 @@ impl Services for Device<RroceDevice> {
         self.data().settings.cc_params()
     }
 
-    fn kick(&self, qpn: Qpn) -> Result {
+    fn kick(&self, qpn: Qpn, urgent: bool) -> Result {
         let listed = self.data().kicked.push(qpn.get(), GFP_ATOMIC);
         if listed.is_ok() {
-            Device::kick(self);
+            Device::kick(self, urgent);
         } else {
             // The timer runs every kernel QP.
             self.tick_now();
