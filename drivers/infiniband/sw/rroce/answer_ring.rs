@@ -64,6 +64,14 @@ impl Answer {
         }
     }
 
+    /// The packets it takes to send.
+    pub(crate) fn packets(&self) -> u32 {
+        match self {
+            Self::Read(r) => r.npsn.saturating_sub(r.next),
+            _ => 1,
+        }
+    }
+
     /// A positive ACK, which a later one may replace while both wait.
     fn is_ack(&self) -> bool {
         matches!(

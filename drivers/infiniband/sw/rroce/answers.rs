@@ -23,11 +23,6 @@ use kernel::prelude::*;
 /// their turn.
 const BURST: u32 = 64;
 
-/// The packets of an answer the receive work sends at once, as it takes
-/// it: other QPs' packets wait behind it, and a peer that asks for many
-/// mid-sized READs must not keep them waiting until their senders give up.
-const INLINE: u32 = 16;
-
 /// Sends `answer` after the ACK the QP owes, or has it wait behind the
 /// answers before it.
 pub(crate) fn answer(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, answer: Answer) {
@@ -44,11 +39,18 @@ pub(crate) fn send_owed_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInne
     }
 }
 
+/// Sends `a` from the receive path, as far as the burst being received
+/// may still send answers itself: other QPs' packets wait behind it, and a
+/// peer asking for many READs must not keep them waiting until their
+/// senders give up. The rest waits for the device's work.
 fn send_or_queue(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, a: Answer) {
-    if !inner.recv.answers.is_empty() {
+    let mut budget = match inner.recv.answers.is_empty() {
+        true => dev.take_inline_answers(a.packets()),
+        false => 0,
+    };
+    if budget == 0 {
         return wait(dev, qp, inner, a);
     }
-    let mut budget = INLINE;
     if let Some(rest) = send(dev, qp, inner, a, &mut budget) {
         wait(dev, qp, inner, rest);
     }

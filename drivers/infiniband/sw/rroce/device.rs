@@ -38,7 +38,7 @@ use crate::srq::Srq;
 use crate::udp::{Transport, TransportUse};
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Stamp;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
 
 /// The rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) that rdma-core's
@@ -51,10 +51,12 @@ const VENDOR_ID: u32 = 0xffffff;
 const REMOVAL_DRAIN_POLLS: u32 = 100;
 const REMOVAL_DRAIN_POLL_MS: u32 = 10;
 
+mod burst;
 mod rx;
 mod services;
 mod settings;
 
+use burst::Burst;
 use settings::Settings;
 
 /// Per-device state.
@@ -91,22 +93,9 @@ pub(crate) struct RroceDevice {
     /// The numbers of the kernel QPs posted to since they last ran, for
     /// the device's work.
     kicked: AtomicQueue<u32>,
-    /// The QP that owes its peer an ACK, to be sent when the burst of
-    /// packets being received ends, or [`NO_QP`]. Only the one receiving
-    /// packets uses it, and `ack_owed_since`.
-    ack_owed: AtomicU32,
-    /// When (jiffies) the owed ACK came to be owed.
-    ack_owed_since: AtomicU64,
+    /// What the burst of packets being received owes and may still send.
+    burst: Burst,
 }
-
-/// How long an owed ACK may wait for the burst to end. A slow host (a
-/// debug kernel under emulation) can take seconds over one burst, longer
-/// than the peer waits before it sends again: one jiffy bounds the wait
-/// without adding ACKs to a fast host's bursts.
-const ACK_HOLD_JIFFIES: u64 = 1;
-
-/// No QP has this number (they have 24 bits).
-const NO_QP: u32 = u32::MAX;
 
 /// The last counter set id: a set has a QP bound to it, or is on its way.
 const LAST_COUNTER_SET: u32 = MAX_QP;
@@ -567,13 +556,8 @@ impl Driver for RroceDevice {
     }
 
     fn received(dev: &Device<Self>) {
-        let data = dev.data();
-        let owed = data.ack_owed.swap(NO_QP, Ordering::Relaxed);
-        if owed != NO_QP {
-            if let Some(qp) = data.qps().get(owed) {
-                qp.send_owed_ack(dev);
-            }
-        }
+        Self::send_owed_ack(dev);
+        dev.data().burst.end();
     }
 
     fn rx_dropped(dev: &Device<Self>) {
@@ -665,8 +649,7 @@ impl NewLink for RroceDevice {
                 settings,
                 crc: Crc32::new(),
                 kicked: AtomicQueue::new(),
-                ack_owed: AtomicU32::new(NO_QP),
-                ack_owed_since: AtomicU64::new(0),
+                burst: Burst::new(),
             }),
         )?;
         pr_info!("{}: added on {}\n", name, netdev.name());

@@ -63,6 +63,11 @@ pub(crate) trait Services {
     /// cannot be listed, and then the device timer runs it.
     fn kick(&self, qpn: Qpn, urgent: bool) -> Result;
 
+    /// Takes up to `want` of the answer packets the burst being received
+    /// may still send itself; returns how many it got. Only the receive
+    /// path may call it.
+    fn take_inline_answers(&self, want: u32) -> u32;
+
     /// Has the device timer run within `usecs`.
     fn arm_tick(&self, usecs: u32);
 }

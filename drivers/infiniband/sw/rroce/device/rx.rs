@@ -3,13 +3,12 @@
 //! The device's receive path: a packet from the receive work (or a doorbell)
 //! to its QP, with the ACK owed at the end of a burst.
 
-use super::{RroceDevice, ACK_HOLD_JIFFIES, NO_QP};
-use crate::counters::Counter;
-use crate::kernel_ext::{
-    jiffies,
-    net::SkBuff,
-    rdma::{Device, Driver},
+use super::{
+    burst::{ACK_HOLD_JIFFIES, NO_QP},
+    RroceDevice,
 };
+use crate::counters::Counter;
+use crate::kernel_ext::{jiffies, net::SkBuff, rdma::Device};
 use crate::mcast::{Members, MULTICAST_QPN};
 use crate::proto::ip;
 use crate::trace;
@@ -75,16 +74,28 @@ impl RroceDevice {
         };
         // One QP owes an ACK at a time: another's is sent first, as is one
         // owed for too long. The clock is read only while an ACK is held.
-        if data.ack_owed.load(Ordering::Relaxed) != dest_qpn
-            || jiffies().wrapping_sub(data.ack_owed_since.load(Ordering::Relaxed))
+        let burst = &data.burst;
+        if burst.ack_owed.load(Ordering::Relaxed) != dest_qpn
+            || jiffies().wrapping_sub(burst.ack_owed_since.load(Ordering::Relaxed))
                 >= ACK_HOLD_JIFFIES
         {
-            Self::received(dev);
+            Self::send_owed_ack(dev);
         }
         if qp.receive(dev, &pkt, ip, Some(bytes))
-            && data.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP
+            && burst.ack_owed.swap(dest_qpn, Ordering::Relaxed) == NO_QP
         {
-            data.ack_owed_since.store(jiffies(), Ordering::Relaxed);
+            burst.ack_owed_since.store(jiffies(), Ordering::Relaxed);
+        }
+    }
+
+    /// Sends the ACK a QP owes, if one does.
+    pub(super) fn send_owed_ack(dev: &Device<Self>) {
+        let data = dev.data();
+        let owed = data.burst.ack_owed.swap(NO_QP, Ordering::Relaxed);
+        if owed != NO_QP {
+            if let Some(qp) = data.qps().get(owed) {
+                qp.send_owed_ack(dev);
+            }
         }
     }
 }

@@ -79,6 +79,10 @@ impl Services for Device<RroceDevice> {
         listed
     }
 
+    fn take_inline_answers(&self, want: u32) -> u32 {
+        self.data().burst.take_answers(want)
+    }
+
     fn arm_tick(&self, usecs: u32) {
         Device::arm_tick(self, usecs);
     }
