@@ -44,9 +44,10 @@ pub(crate) fn send_owed_ack(dev: &impl Services, qp: &QpCore, inner: &mut QpInne
 /// peer asking for many READs must not keep them waiting until their
 /// senders give up. The rest waits for the device's work.
 fn send_or_queue(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, a: Answer) {
-    let mut budget = match inner.recv.answers.is_empty() {
-        true => dev.take_inline_answers(a.packets()),
-        false => 0,
+    let mut budget = if inner.recv.answers.is_empty() {
+        dev.take_inline_answers(a.packets())
+    } else {
+        0
     };
     if budget == 0 {
         return wait(dev, qp, inner, a);
