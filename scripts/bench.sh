@@ -252,7 +252,7 @@ ucx_final() {
 
 # The sweep: about 8 MiB, or 2000 messages, a size.
 sweep() {
-	local size n
+	local size n out
 	for size in $SWEEP_SIZES; do
 		n=$((8388608 / size))
 		[ $n -gt 2000 ] && n=2000

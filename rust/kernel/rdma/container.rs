@@ -16,20 +16,23 @@
 use super::{device::Held, Device, Driver, Registry};
 use crate::{
     bindings,
-    kernel_ext::{
-        jiffies,
-        net::{NetDevice, SkBuff},
-    },
+    kernel_ext::net::{NetDevice, SkBuff},
 };
 use core::{
     mem::offset_of,
     ptr::addr_of_mut,
-    sync::atomic::{AtomicU64, Ordering},
+    sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{
     sync::Arc,
     types::{ARef, Opaque},
 };
+
+/// The kernel's tick counter, `jiffies`.
+fn now() -> usize {
+    // SAFETY: Reading `jiffies` has no precondition.
+    unsafe { bindings::rroce_jiffies() }
+}
 
 /// An `ib_device` of driver `T`, followed by its data.
 #[repr(C)]
@@ -47,7 +50,7 @@ pub(super) struct Container<T: Driver> {
     /// When `kick_work` began a series of turns that each left it queued
     /// again, in jiffies; 0 after a turn that did not, and as the device
     /// is allocated (zeroed).
-    pub(super) kick_since: AtomicU64,
+    pub(super) kick_since: AtomicUsize,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
     pub(super) data: T,
@@ -112,7 +115,7 @@ impl<T: Driver> Container<T> {
         // A run after one that left the work due goes on with its streak.
         let _ = c
             .kick_since
-            .compare_exchange(0, jiffies(), Ordering::Relaxed, Ordering::Relaxed);
+            .compare_exchange(0, now(), Ordering::Relaxed, Ordering::Relaxed);
         // SAFETY: The device is alive while its work may run.
         T::kicked(unsafe { Device::<T>::from_raw(c.ib.get()) });
         // SAFETY: `work` is initialised.
@@ -126,9 +129,15 @@ impl<T: Driver> Container<T> {
     /// receive work's at nice -20.
     fn kick_still_urgent(&self) -> bool {
         let since = self.kick_since.load(Ordering::Relaxed);
+        since == 0 || Self::urgent_since(since, now())
+    }
+
+    /// Whether work that has gone on without a break since `since`, in
+    /// jiffies, may go on at high priority at `now`.
+    fn urgent_since(since: usize, now: usize) -> bool {
         // SAFETY: Converting microseconds has no precondition.
         let limit = unsafe { bindings::rroce_usecs_to_jiffies(T::RX_URGENT_USECS) };
-        since == 0 || jiffies().wrapping_sub(since) < limit as u64
+        now.wrapping_sub(since) < limit
     }
 
     /// # Safety
@@ -240,19 +249,12 @@ impl<T: Driver> Container<T> {
     /// Whether the receive work, which left packets waiting, has not yet
     /// been at it for [`Driver::RX_URGENT_USECS`] without a break.
     fn rx_still_urgent(&self) -> bool {
-        // SAFETY: Reading `jiffies` and converting microseconds have no
-        // precondition.
-        let (now, limit) = unsafe {
-            (
-                bindings::rroce_jiffies(),
-                bindings::rroce_usecs_to_jiffies(T::RX_URGENT_USECS),
-            )
-        };
+        let now = now();
         self.rx_locked(|rx, _| {
             if rx.busy_since == 0 {
                 rx.busy_since = now;
             }
-            now.wrapping_sub(rx.busy_since) < limit
+            Self::urgent_since(rx.busy_since, now)
         })
     }
 
@@ -392,9 +394,7 @@ impl<T: Driver> Device<T> {
     /// of those arrived. Timers that wait for a peer read it, so that an
     /// answer queued behind other packets is not taken for silence.
     pub(crate) fn rx_clock(&self) -> u64 {
-        // SAFETY: Reading `jiffies` has no precondition.
-        let now = unsafe { bindings::rroce_jiffies() };
-        self.container().rx_oldest(now) as u64
+        self.container().rx_oldest(now()) as u64
     }
 
     /// Has [`Driver::kicked`] run soon, unless it is already due. If
