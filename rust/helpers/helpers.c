@@ -456,6 +456,78 @@ void rroce_wmb(void)
 	wmb();
 }
 
+/*
+ * On-demand paging: user memory faulted in as the device touches it, under
+ * the umem's mutex, which its MMU notifier also takes to unmap pages.
+ * Without CONFIG_INFINIBAND_ON_DEMAND_PAGING ib_umem_odp_get() always
+ * fails, so the rest is never reached.
+ */
+
+bool rroce_odp_supported(void)
+{
+	return IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING);
+}
+
+struct ib_umem_odp *rroce_umem_odp_get(struct ib_device *dev, unsigned long addr, size_t size,
+				       int access, const struct mmu_interval_notifier_ops *ops)
+{
+	return ib_umem_odp_get(dev, addr, size, access, ops);
+}
+
+void rroce_umem_odp_release(struct ib_umem_odp *odp)
+{
+	ib_umem_odp_release(odp);
+}
+
+int rroce_umem_odp_map_and_lock(struct ib_umem_odp *odp, u64 addr, u64 len, bool write,
+				bool fault)
+{
+#ifdef CONFIG_INFINIBAND_ON_DEMAND_PAGING
+	u64 access = ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
+
+	return ib_umem_odp_map_dma_and_lock(odp, addr, len, access, fault);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+void rroce_umem_odp_unmap(struct ib_umem_odp *odp, u64 start, u64 end)
+{
+#ifdef CONFIG_INFINIBAND_ON_DEMAND_PAGING
+	ib_umem_odp_unmap_dma_pages(odp, start, end);
+#endif
+}
+
+void rroce_umem_odp_lock(struct ib_umem_odp *odp)
+{
+	mutex_lock(&odp->umem_mutex);
+}
+
+void rroce_umem_odp_unlock(struct ib_umem_odp *odp)
+{
+	mutex_unlock(&odp->umem_mutex);
+}
+
+unsigned long rroce_umem_odp_start(struct ib_umem_odp *odp)
+{
+	return ib_umem_start(odp);
+}
+
+bool rroce_mmu_notifier_range_blockable(const struct mmu_notifier_range *range)
+{
+	return mmu_notifier_range_blockable(range);
+}
+
+void rroce_mmu_interval_set_seq(struct mmu_interval_notifier *mni, unsigned long seq)
+{
+	mmu_interval_set_seq(mni, seq);
+}
+
+struct page *rroce_hmm_pfn_to_page(unsigned long pfn)
+{
+	return hmm_pfn_to_page(pfn);
+}
+
 struct net_device *rroce_skb_dev(struct sk_buff *skb)
 {
 	return skb->dev;

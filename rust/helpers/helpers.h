@@ -10,7 +10,9 @@
 #include <linux/idr.h>
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
+#include <linux/hmm.h>
 #include <linux/llist.h>
+#include <linux/mmu_notifier.h>
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
 #include <net/ip.h>
@@ -20,6 +22,7 @@
 #include <net/route.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -106,6 +109,21 @@ u64 rroce_cmpxchg64(u64 *ptr, u64 old, u64 new);
 u64 rroce_fetch_add64(u64 *ptr, u64 add);
 void rroce_store_release64(u64 *ptr, u64 value);
 void rroce_wmb(void);
+
+/* On-demand paging (ib_umem_odp.h). */
+bool rroce_odp_supported(void);
+struct ib_umem_odp *rroce_umem_odp_get(struct ib_device *dev, unsigned long addr, size_t size,
+				       int access, const struct mmu_interval_notifier_ops *ops);
+void rroce_umem_odp_release(struct ib_umem_odp *odp);
+int rroce_umem_odp_map_and_lock(struct ib_umem_odp *odp, u64 addr, u64 len, bool write,
+				bool fault);
+void rroce_umem_odp_unmap(struct ib_umem_odp *odp, u64 start, u64 end);
+void rroce_umem_odp_lock(struct ib_umem_odp *odp);
+void rroce_umem_odp_unlock(struct ib_umem_odp *odp);
+unsigned long rroce_umem_odp_start(struct ib_umem_odp *odp);
+bool rroce_mmu_notifier_range_blockable(const struct mmu_notifier_range *range);
+void rroce_mmu_interval_set_seq(struct mmu_interval_notifier *mni, unsigned long seq);
+struct page *rroce_hmm_pfn_to_page(unsigned long pfn);
 
 struct net_device *rroce_skb_dev(struct sk_buff *skb);
 

@@ -9,8 +9,8 @@ use super::{
     srq::{SrqAttr, SrqMask},
     work::{KernelRecvWr, KernelSendWr, KernelWc, QpHandle},
     Access, Av, CqNotifier, Device, DeviceAttr, DeviceChange, KernelPages, LinkLayer, Lkey,
-    MadAnswer, MwType, PortAttr, PortChange, PortImmutable, QpAttr, QpCaps, QpChange, QpInit,
-    QpNotifier, Qpn, Rkey, SrqNotifier, UData, UserContext, MAD_SIZE,
+    MadAnswer, MrAdvice, MrRange, MwType, PortAttr, PortChange, PortImmutable, QpAttr, QpCaps,
+    QpChange, QpInit, QpNotifier, Qpn, Rkey, SrqNotifier, UData, UserContext, MAD_SIZE,
 };
 use crate::kernel_ext::{errno::eopnotsupp, net::SkBuff};
 use kernel::{prelude::*, sync::Arc};
@@ -179,6 +179,17 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         _mr: &Self::Mr,
         _pd: Option<&Self::Pd>,
         _access: Option<Access>,
+    ) -> Result {
+        Err(eopnotsupp())
+    }
+    /// Acts on `advice` for MR ranges in PD `pd` (`ibv_advise_mr`) before
+    /// returning: what `IB_UVERBS_ADVISE_MR_FLAG_FLUSH` asks, and its absence
+    /// allows.
+    fn advise_mr(
+        _dev: &Device<Self>,
+        _pd: &Self::Pd,
+        _advice: MrAdvice,
+        _ranges: &[MrRange],
     ) -> Result {
         Err(eopnotsupp())
     }

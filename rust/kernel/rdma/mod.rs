@@ -92,6 +92,8 @@ mod mmap;
 mod mr;
 mod notifier;
 mod object;
+mod odp;
+mod pages;
 mod qp;
 mod registry;
 mod removal;
@@ -108,8 +110,9 @@ pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, Setting, SettingKind, Use
 pub(crate) use kernel_segs::{KernelSegs, LOCAL_DMA_LKEY};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
-pub(crate) use mr::{Access, AtomicOp, KernelPages, Lkey, Rkey, Umem};
+pub(crate) use mr::{Access, KernelPages, Lkey, MrAdvice, MrRange, Rkey, Umem};
 pub(crate) use notifier::{CqNotifier, QpEvent, QpNotifier, SrqNotifier};
+pub(crate) use pages::AtomicOp;
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType, Qpn};
 pub(crate) use registry::{DeviceParams, Registry};
 pub(crate) use srq::{SrqAttr, SrqMask};
@@ -253,7 +256,33 @@ pub(crate) struct DeviceAttr {
     pub(crate) max_total_mcast_qp_attach: u32,
     pub(crate) max_pkeys: u16,
     pub(crate) local_ca_ack_delay: u8,
+    /// On-demand paging: the operations of each transport that may use
+    /// MRs registered with [`Access::ON_DEMAND`]; `None` without it, and
+    /// ignored in a kernel without it (`CONFIG_INFINIBAND_ON_DEMAND_PAGING`).
+    pub(crate) odp: Option<OdpCaps>,
 }
+
+/// The operations that may use on-demand MRs on each transport
+/// (`struct ib_odp_caps`), as sets of the `ODP_*` bits.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OdpCaps {
+    pub(crate) rc: u32,
+    pub(crate) uc: u32,
+    pub(crate) ud: u32,
+}
+
+/// Sends may gather from on-demand MRs.
+pub(crate) const ODP_SEND: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND;
+/// Receives may scatter to them.
+pub(crate) const ODP_RECV: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV;
+/// RDMA WRITEs may target them, and be sent from them.
+pub(crate) const ODP_WRITE: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE;
+/// RDMA READs may target them, and land in them.
+pub(crate) const ODP_READ: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ;
+/// Atomics may target them.
+pub(crate) const ODP_ATOMIC: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC;
+/// Receives posted to an SRQ may scatter to them.
+pub(crate) const ODP_SRQ_RECV: u32 = bindings::ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV;
 
 impl DeviceAttr {
     fn write_to(&self, a: &mut bindings::ib_device_attr) {
@@ -291,6 +320,13 @@ impl DeviceAttr {
         a.max_total_mcast_qp_attach = c_int(self.max_total_mcast_qp_attach);
         a.max_pkeys = self.max_pkeys;
         a.local_ca_ack_delay = self.local_ca_ack_delay;
+        if let Some(odp) = self.odp.filter(|_| odp::supported()) {
+            a.kernel_cap_flags |= bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING as u64;
+            a.odp_caps.general_caps = bindings::ib_odp_general_cap_bits_IB_ODP_SUPPORT as u64;
+            a.odp_caps.per_transport_caps.rc_odp_caps = odp.rc;
+            a.odp_caps.per_transport_caps.uc_odp_caps = odp.uc;
+            a.odp_caps.per_transport_caps.ud_odp_caps = odp.ud;
+        }
     }
 }
 

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory regions: access rights, and user memory pinned with `ib_umem`.
+//! Memory regions: access rights, and user memory pinned with `ib_umem` or
+//! mapped on demand (`odp`).
 //!
 //! C header: [`include/rdma/ib_umem.h`](srctree/include/rdma/ib_umem.h)
 
-use super::Device;
+use super::{
+    odp::OdpUmem,
+    pages::{AtomicOp, PagePtr, PageRun, Pages},
+    Device,
+};
 use crate::bindings;
 use crate::kernel_ext::fill::Fill;
 use core::ptr::NonNull;
@@ -32,6 +37,8 @@ impl Access {
         Self(bindings::ib_access_flags_IB_ACCESS_FLUSH_PERSISTENT);
     /// A window's addresses count from its start, not the virtual address.
     pub(crate) const ZERO_BASED: Self = Self(bindings::ib_access_flags_IB_ZERO_BASED);
+    /// The memory is not pinned: pages are faulted in as they are touched.
+    pub(crate) const ON_DEMAND: Self = Self(bindings::ib_access_flags_IB_ACCESS_ON_DEMAND);
     /// Flags ib_core lets a driver ignore (`IB_ACCESS_OPTIONAL`, e.g.
     /// relaxed ordering).
     pub(crate) const OPTIONAL: Self = Self(bindings::ib_access_flags_IB_ACCESS_OPTIONAL);
@@ -101,76 +108,170 @@ impl Rkey {
     }
 }
 
-/// An IB atomic operation on 8 bytes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum AtomicOp {
-    /// Store `swap` if the value equals `compare`.
-    CompareSwap { compare: u64, swap: u64 },
-    /// Add `add`.
-    FetchAdd { add: u64 },
-    /// Store `value` at once, after every earlier store (a release store:
-    /// IBTA's ATOMIC WRITE).
-    StoreRelease { value: u64 },
+/// What `ibv_advise_mr` says of ranges of MRs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MrAdvice {
+    /// They will be read soon: fault them in.
+    Prefetch,
+    /// They will be written soon: fault them in writable.
+    PrefetchWrite,
+    /// Map what of them is in memory, without faulting.
+    PrefetchNoFault,
 }
 
-/// Pages in order, holding `len` bytes from offset `first` in the first,
-/// which any byte is found in one step; [`Umem`] and [`KernelPages`] differ
-/// in whose pages they are.
-///
-/// # Invariants
-///
-/// `first` < `PAGE_SIZE`, and `first + len` bytes fit in `pages`; each page
-/// is valid while its owner (the `Umem`'s pin, or the verbs contract of a
-/// [`KernelPages`]) says so.
-struct Pages {
-    pages: KVec<PagePtr>,
-    first: usize,
-    len: usize,
+impl MrAdvice {
+    /// The advice `ibv_advise_mr` passed, if it is one.
+    pub(super) fn from_raw(advice: bindings::ib_uverbs_advise_mr_advice) -> Option<Self> {
+        match advice {
+            bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH => {
+                Some(Self::Prefetch)
+            }
+            bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE => {
+                Some(Self::PrefetchWrite)
+            }
+            bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT => {
+                Some(Self::PrefetchNoFault)
+            }
+            _ => None,
+        }
+    }
 }
 
-/// User memory pinned for the life of the object (`struct ib_umem`).
+/// A range of an MR, named by its lkey (`struct ib_sge`).
+#[repr(transparent)]
+pub(crate) struct MrRange(bindings::ib_sge);
+
+impl MrRange {
+    /// The address of the first byte.
+    pub(crate) fn addr(&self) -> u64 {
+        self.0.addr
+    }
+
+    /// The length in bytes.
+    pub(crate) fn length(&self) -> u32 {
+        self.0.length
+    }
+
+    /// The MR's lkey.
+    pub(crate) fn lkey(&self) -> Lkey {
+        Lkey::new(self.0.lkey)
+    }
+
+    /// The ranges of a C array.
+    ///
+    /// # Safety
+    ///
+    /// `sges` points to `n` valid entries, alive and unchanged for `'a`.
+    pub(super) unsafe fn from_raw<'a>(sges: *const bindings::ib_sge, n: usize) -> &'a [Self] {
+        // SAFETY: Guaranteed by the caller; `MrRange` is a transparent
+        // `ib_sge`.
+        unsafe { core::slice::from_raw_parts(sges.cast(), n) }
+    }
+}
+
+/// The user memory of an MR (`struct ib_umem`): pinned for the life of
+/// the object, or, registered with [`Access::ON_DEMAND`], faulted in as it
+/// is touched and given back whenever the kernel takes it away
+/// ([`OdpUmem`]).
+pub(crate) struct Umem(UmemKind);
+
+enum UmemKind {
+    Pinned(PinnedUmem),
+    OnDemand(OdpUmem),
+}
+
+/// User memory pinned for the life of the object.
 ///
 /// # Invariants
 ///
 /// `umem` comes from a successful `ib_umem_get` of `pages.len` bytes and is
 /// released once, on drop; `pages` are its pinned pages.
-pub(crate) struct Umem {
+struct PinnedUmem {
     umem: NonNull<bindings::ib_umem>,
     pages: Pages,
 }
 
-/// A page of a [`Umem`] or of [`KernelPages`].
-#[derive(Clone, Copy)]
-struct PagePtr(NonNull<bindings::page>);
+// SAFETY: A umem may be released from any thread, and its pinned pages
+// accessed from any thread.
+unsafe impl Send for PinnedUmem {}
+// SAFETY: Copies through `&self` go to user memory, which has no Rust
+// aliasing rules; concurrent copies only race on the user's bytes.
+unsafe impl Sync for PinnedUmem {}
 
-impl PagePtr {
-    /// Runs `f` with the page mapped at a kernel address, for this thread
-    /// only (`kmap_local_page`).
-    ///
-    /// # Safety
-    ///
-    /// The page is valid for the call.
-    unsafe fn with_mapped<R>(self, f: impl FnOnce(*mut u8) -> R) -> R {
-        // SAFETY: Guaranteed by the caller.
-        let va = unsafe { bindings::rroce_kmap_local_page(self.0.as_ptr()) };
-        let r = f(va.cast());
-        // SAFETY: Mapped just above, on this thread, and not used again.
-        unsafe { bindings::rroce_kunmap_local(va) };
-        r
+impl Umem {
+    /// The `len` bytes at user address `addr` of the calling process, for
+    /// the uses `access` allows: pinned (writable pages for any write
+    /// right), or with [`Access::ON_DEMAND`] left where they are.
+    pub(crate) fn get<T>(dev: &Device<T>, addr: u64, len: u64, access: Access) -> Result<Self> {
+        Ok(Self(if access.contains(Access::ON_DEMAND) {
+            UmemKind::OnDemand(OdpUmem::get(
+                dev,
+                addr,
+                len,
+                access.0,
+                access.is_writable(),
+            )?)
+        } else {
+            UmemKind::Pinned(PinnedUmem::pin(dev, addr, len, access)?)
+        }))
+    }
+
+    /// Whether its pages are faulted in on demand.
+    pub(crate) fn is_on_demand(&self) -> bool {
+        matches!(self.0, UmemKind::OnDemand(_))
+    }
+
+    /// The length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        match &self.0 {
+            UmemKind::Pinned(p) => p.pages.len,
+            UmemKind::OnDemand(o) => o.len(),
+        }
+    }
+
+    /// Copies `src` into the region at `offset`; `EFAULT` past its end, or
+    /// where an on-demand page cannot be had writable.
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result {
+        match &self.0 {
+            UmemKind::Pinned(p) => p.pages.write(offset, src),
+            UmemKind::OnDemand(o) => o.lock(offset, src.len(), true)?.write(0, src),
+        }
+    }
+
+    /// Appends `len` bytes of the region at `offset` to `dst`; `EFAULT`
+    /// past the end of either, or where an on-demand page cannot be had.
+    pub(crate) fn read(&self, offset: usize, len: usize, dst: &mut Fill<'_>) -> Result {
+        match &self.0 {
+            UmemKind::Pinned(p) => p.pages.read(offset, len, dst),
+            UmemKind::OnDemand(o) => o.lock(offset, len, false)?.read(0, len, dst),
+        }
+    }
+
+    /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
+    /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
+    /// original value (for a store, the value stored).
+    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
+        match &self.0 {
+            UmemKind::Pinned(p) => p.pages.atomic(offset, op),
+            UmemKind::OnDemand(o) => o.lock(offset, 8, true)?.atomic(0, op),
+        }
+    }
+
+    /// Brings `len` bytes at `offset` in, writable if `write`, as
+    /// `ibv_advise_mr` asks; without `fault` only pages already in memory
+    /// are mapped. Pinned memory is always in.
+    pub(crate) fn prefetch(&self, offset: usize, len: usize, write: bool, fault: bool) -> Result {
+        match &self.0 {
+            UmemKind::Pinned(p) => p.pages.pieces(offset, len, |_, _, _, _| {}),
+            UmemKind::OnDemand(o) => o.prefetch(offset, len, write, fault),
+        }
     }
 }
 
-// SAFETY: A umem may be released from any thread, and its pinned pages
-// accessed from any thread.
-unsafe impl Send for Umem {}
-// SAFETY: Copies through `&self` go to user memory, which has no Rust
-// aliasing rules; concurrent copies only race on the user's bytes.
-unsafe impl Sync for Umem {}
-
-impl Umem {
+impl PinnedUmem {
     /// Pins `len` bytes at user address `addr` of the calling process, for
     /// the uses `access` allows (writable pages for any write right).
-    pub(crate) fn pin<T>(dev: &Device<T>, addr: u64, len: u64, access: Access) -> Result<Self> {
+    fn pin<T>(dev: &Device<T>, addr: u64, len: u64, access: Access) -> Result<Self> {
         let addr = usize::try_from(addr).map_err(|_| EINVAL)?;
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: The device is alive; ib_umem_get checks the range against
@@ -189,7 +290,9 @@ impl Umem {
             let mut res = Ok(());
             while res.is_ok() && bindings::__sg_page_iter_next(&mut iter) {
                 res = match NonNull::new(bindings::rroce_sg_page_iter_page(&mut iter)) {
-                    Some(page) => pages.push(PagePtr(page), GFP_KERNEL).map_err(Error::from),
+                    Some(page) => pages
+                        .push(PagePtr::new(page), GFP_KERNEL)
+                        .map_err(Error::from),
                     None => Err(EFAULT),
                 };
             }
@@ -209,131 +312,12 @@ impl Umem {
         }
         Ok(this)
     }
-
-    /// The length in bytes.
-    pub(crate) fn len(&self) -> usize {
-        self.pages.len
-    }
-
-    /// Copies `src` into the region at `offset`; `EFAULT` past its end.
-    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result {
-        self.pages.write(offset, src)
-    }
-
-    /// Appends `len` bytes of the region at `offset` to `dst`; `EFAULT`
-    /// past the end of either.
-    pub(crate) fn read(&self, offset: usize, len: usize, dst: &mut Fill<'_>) -> Result {
-        self.pages.read(offset, len, dst)
-    }
-
-    /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
-    /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
-    /// original value (for a store, the value stored).
-    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
-        self.pages.atomic(offset, op)
-    }
 }
 
-impl Drop for Umem {
+impl Drop for PinnedUmem {
     fn drop(&mut self) {
         // SAFETY: By the type invariant this is the one release.
         unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
-    }
-}
-
-impl Pages {
-    /// No pages, keeping the room for them.
-    fn clear(&mut self) {
-        // SAFETY: Shrinking to nothing; `PagePtr` has nothing to drop.
-        unsafe { self.pages.set_len(0) };
-        // INVARIANT: No bytes in no pages.
-        self.first = 0;
-        self.len = 0;
-    }
-
-    /// Calls `f` with each page piece of `offset..offset + len`: the page,
-    /// the offset in it, and the piece's offset from `offset` and length.
-    fn pieces(
-        &self,
-        offset: usize,
-        len: usize,
-        mut f: impl FnMut(PagePtr, usize, usize, usize),
-    ) -> Result {
-        if offset.checked_add(len).ok_or(EFAULT)? > self.len {
-            return Err(EFAULT);
-        }
-        let mut done = 0;
-        while done < len {
-            let pos = self.first + offset + done;
-            let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(len - done);
-            // In bounds: `pos` < `first + self.len`, by the invariant.
-            f(self.pages[pos / PAGE_SIZE], in_page, done, n);
-            done += n;
-        }
-        Ok(())
-    }
-
-    /// Copies `src` into the region at `offset`; `EFAULT` past its end.
-    fn write(&self, offset: usize, src: &[u8]) -> Result {
-        self.pieces(offset, src.len(), |page, in_page, at, n| {
-            // SAFETY: A valid page, by the invariant; `in_page + n` <=
-            // PAGE_SIZE and `at + n` <= `src.len()`. The page is user or
-            // DMA memory, which no Rust reference covers.
-            unsafe {
-                page.with_mapped(|va| {
-                    core::ptr::copy_nonoverlapping(src.as_ptr().add(at), va.add(in_page), n)
-                })
-            }
-        })
-    }
-
-    /// Appends `len` bytes of the region at `offset` to `dst`; `EFAULT`
-    /// past the end of either.
-    fn read(&self, offset: usize, len: usize, dst: &mut Fill<'_>) -> Result {
-        if len > dst.remaining() {
-            return Err(EFAULT);
-        }
-        let mut res = Ok(());
-        self.pieces(offset, len, |page, in_page, _, n| {
-            // SAFETY: A valid page, by the invariant, and `in_page + n` <=
-            // PAGE_SIZE: its `n` bytes are readable while mapped, and are
-            // user or DMA memory, which `dst` does not overlap.
-            let r = unsafe { page.with_mapped(|va| dst.put_raw(va.add(in_page), n)) };
-            res = res.and(r);
-        })?;
-        res
-    }
-
-    /// Runs `op` on the 8 bytes at `offset`, which must be 8-byte aligned
-    /// in the address space (`EINVAL`) and inside (`EFAULT`); returns the
-    /// original value (for a store, the value stored).
-    fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
-        if (self.first + offset) % 8 != 0 {
-            return Err(EINVAL);
-        }
-        let mut orig = 0;
-        self.pieces(offset, 8, |page, in_page, _, _| {
-            // SAFETY: A valid page, by the invariant; aligned, so the 8 bytes
-            // lie in this one page. The kernel's atomics, not Rust's: peers
-            // and the CPU's other users of the memory follow the LKMM.
-            orig = unsafe {
-                page.with_mapped(|va| {
-                    let word = va.add(in_page).cast::<u64>();
-                    match op {
-                        AtomicOp::CompareSwap { compare, swap } => {
-                            bindings::rroce_cmpxchg64(word, compare, swap)
-                        }
-                        AtomicOp::FetchAdd { add } => bindings::rroce_fetch_add64(word, add),
-                        AtomicOp::StoreRelease { value } => {
-                            bindings::rroce_store_release64(word, value);
-                            value
-                        }
-                    }
-                })
-            };
-        })?;
-        Ok(orig)
     }
 }
 
@@ -491,7 +475,7 @@ impl KernelPages {
             return EFAULT.to_errno();
         };
         // Within the capacity: no allocation.
-        match pages.push(PagePtr(page), GFP_ATOMIC) {
+        match pages.push(PagePtr::new(page), GFP_ATOMIC) {
             Ok(()) => 0,
             Err(_) => ENOMEM.to_errno(),
         }

@@ -232,7 +232,7 @@ pub(crate) fn flush_before(qp: &QpCore, inner: &mut QpInner, index: u32) {
 }
 
 /// Ends the request at `index` with `status`; the QP enters the error state.
-fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
+pub(crate) fn fail(qp: &QpCore, inner: &mut QpInner, index: u32, status: WcStatus) {
     complete_done(qp, inner);
     flush_before(qp, inner, index);
     if let Some(e) = inner.send.window.remove_failed(index) {

@@ -17,10 +17,10 @@ use crate::kernel_ext::{
     rdma::{
         self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceChange,
         DeviceParams, Driver, Global, KernelPages, KernelRecvWr, KernelSendWr, KernelWc, LinkLayer,
-        MadAnswer, MrKeys, Mtu, MwType, NewLink, PhysState, PortAttr, PortChange, PortEvent,
-        PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit, QpNotifier, Qpn,
-        Registry, Rkey, Setting, SrqAttr, SrqMask, SrqNotifier, UData, UserContext, UserRegion,
-        MAD_SIZE,
+        MadAnswer, MrAdvice, MrKeys, MrRange, Mtu, MwType, NewLink, OdpCaps, PhysState, PortAttr,
+        PortChange, PortEvent, PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
+        QpNotifier, Qpn, Registry, Rkey, Setting, SrqAttr, SrqMask, SrqNotifier, UData,
+        UserContext, UserRegion, MAD_SIZE,
     },
 };
 use crate::limits::{
@@ -281,6 +281,18 @@ impl Driver for RroceDevice {
             max_total_mcast_qp_attach: MAX_MCAST_GRP * MAX_MCAST_QP_ATTACH,
             max_pkeys: 1,
             local_ca_ack_delay: 15,
+            // Every operation copies through the same MR code, which faults
+            // on-demand pages in.
+            odp: Some(OdpCaps {
+                rc: rdma::ODP_SEND
+                    | rdma::ODP_RECV
+                    | rdma::ODP_WRITE
+                    | rdma::ODP_READ
+                    | rdma::ODP_ATOMIC
+                    | rdma::ODP_SRQ_RECV,
+                uc: rdma::ODP_SEND | rdma::ODP_RECV | rdma::ODP_WRITE | rdma::ODP_SRQ_RECV,
+                ud: rdma::ODP_SEND | rdma::ODP_RECV | rdma::ODP_SRQ_RECV,
+            }),
         })
     }
 
@@ -396,6 +408,10 @@ impl Driver for RroceDevice {
 
     fn reg_user_mr(dev: &Device<Self>, pd: &PdNum, region: &UserRegion) -> Result<(Mr, MrKeys)> {
         Mr::register(dev, dev.data().mrs(), *pd, region)
+    }
+
+    fn advise_mr(dev: &Device<Self>, pd: &PdNum, advice: MrAdvice, ranges: &[MrRange]) -> Result {
+        mr::advise(dev.data().mrs(), *pd, advice, ranges)
     }
 
     fn get_dma_mr(_dev: &Device<Self>, _pd: &PdNum, access: Access) -> Result<(Mr, MrKeys)> {

@@ -17,8 +17,8 @@ use crate::kernel_ext::{
     fill::Fill,
     random_u32,
     rdma::{
-        Access, AtomicOp, Device, Driver, KernelPages, Lkey, MrKeys, Rkey, Umem, UserRegion,
-        LOCAL_DMA_LKEY,
+        Access, AtomicOp, Device, Driver, KernelPages, Lkey, MrAdvice, MrKeys, MrRange, Rkey, Umem,
+        UserRegion, LOCAL_DMA_LKEY,
     },
 };
 use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX, MAX_FAST_REG_PAGES};
@@ -41,6 +41,7 @@ const SUPPORTED_ACCESS: Access = Access::LOCAL_WRITE
     .with(Access::REMOTE_ATOMIC)
     .with(Access::MW_BIND)
     .with(Access::FLUSH_GLOBAL)
+    .with(Access::ON_DEMAND)
     .with(Access::OPTIONAL);
 
 /// The MRs of a device, by key index: 0 is never used, as key 0 is the
@@ -68,7 +69,8 @@ pub(crate) struct MrCore {
 
 /// An MR's memory and the key and rights it is reached with.
 enum Region {
-    /// User memory, pinned for the life of the MR; its key never changes.
+    /// User memory, pinned for the life of the MR or faulted in on demand;
+    /// its key never changes.
     User {
         umem: Umem,
         /// The address work requests and peers name the first byte by.
@@ -76,7 +78,7 @@ enum Region {
         key: Key,
         /// The rights, which a reregistration may change.
         access: AtomicU32,
-        /// Whether the pages were pinned writable.
+        /// Whether the pages were pinned (or are faulted in) writable.
         writable: bool,
     },
     /// A kernel consumer's fast-registration MR.
@@ -133,7 +135,11 @@ impl Mr {
         if region.length == 0 {
             return Err(EINVAL);
         }
-        let umem = Umem::pin(dev, region.start, region.length, region.access)?;
+        // Implicit on-demand paging: the whole address space.
+        if region.access.contains(Access::ON_DEMAND) && region.length == u64::MAX {
+            return Err(eopnotsupp());
+        }
+        let umem = Umem::get(dev, region.start, region.length, region.access)?;
         let (_, core) = mrs.add(|index| {
             let core = MrCore {
                 pd: AtomicU32::new(pd.get()),
@@ -214,10 +220,12 @@ impl Mr {
     }
 
     /// Moves the MR to PD `pd` or gives it `access`, in place. Write rights
-    /// for pages that were pinned read-only need new pages: `EOPNOTSUPP`.
+    /// for pages that were pinned read-only need new pages, and on-demand
+    /// paging a new umem: `EOPNOTSUPP`.
     pub(crate) fn rereg(&self, pd: Option<PdNum>, access: Option<Access>) -> Result {
         let core = self.core.as_ref().ok_or_else(eopnotsupp)?;
         let Region::User {
+            umem,
             access: rights,
             writable,
             ..
@@ -226,10 +234,10 @@ impl Mr {
             return Err(EINVAL);
         };
         if let Some(access) = access {
-            if !SUPPORTED_ACCESS.contains(access) {
-                return Err(eopnotsupp());
-            }
-            if access.is_writable() && !writable {
+            if !SUPPORTED_ACCESS.contains(access)
+                || (access.is_writable() && !writable)
+                || access.contains(Access::ON_DEMAND) != umem.is_on_demand()
+            {
                 return Err(eopnotsupp());
             }
             rights.store(access.bits(), Ordering::Release);
@@ -306,6 +314,34 @@ pub(crate) fn invalidate(mrs: &Pool<MrCore>, pd: PdNum, rkey: Rkey) -> Result<()
         return Err(MrError::Key);
     }
     f.valid = false;
+    Ok(())
+}
+
+/// Acts on `advice` for `ranges` of on-demand MRs in PD `pd`
+/// (`ibv_advise_mr`): brings their pages in. `ENOENT` for an unknown lkey,
+/// `EINVAL` for an MR that is not on demand, `EFAULT` for a range outside
+/// its MR or memory the process does not have.
+pub(crate) fn advise(
+    mrs: &Pool<MrCore>,
+    pd: PdNum,
+    advice: MrAdvice,
+    ranges: &[MrRange],
+) -> Result {
+    for range in ranges {
+        let mr = find(mrs, range.lkey().into(), pd).map_err(|_| ENOENT)?;
+        let Region::User { umem, .. } = &mr.region else {
+            return Err(EINVAL);
+        };
+        if !umem.is_on_demand() {
+            return Err(EINVAL);
+        }
+        let offset = mr
+            .offset_of(range.addr(), range.length().into())
+            .ok_or(EFAULT)?;
+        let write = advice == MrAdvice::PrefetchWrite;
+        let fault = advice != MrAdvice::PrefetchNoFault;
+        umem.prefetch(offset, range.length() as usize, write, fault)?;
+    }
     Ok(())
 }
 
@@ -408,6 +444,17 @@ impl MrCore {
     /// A window bound to it is gone.
     pub(crate) fn release_window(&self) {
         self.windows.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Faults the on-demand pages of `len` bytes at `offset`, which `lookup`
+    /// checked, in (writable if `write`); other memory is always in.
+    pub(crate) fn fault_in(&self, offset: usize, len: usize, write: bool) -> Result<(), MrError> {
+        match &self.region {
+            Region::User { umem, .. } if umem.is_on_demand() => umem
+                .prefetch(offset, len, write, true)
+                .map_err(|_| MrError::Range),
+            _ => Ok(()),
+        }
     }
 
     /// Copies `src` to `offset`, which `lookup` checked.

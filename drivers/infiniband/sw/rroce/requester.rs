@@ -9,7 +9,7 @@
 //! the window says comes next, so sending again after a loss is sending
 //! from an earlier packet, the same way.
 
-use crate::completer::{complete_done, error_wc, flush_before};
+use crate::completer::{complete_done, error_wc, fail, flush_before};
 use crate::device_services::Services;
 use crate::kernel_ext::{
     jiffies, now_ns,
@@ -327,6 +327,7 @@ fn send_packet(
     bth.solicited = solicited;
     bth.ack_req = window.ack_req(rc, ends, next.psn, jiffies());
     let headers = Headers { bth, ext: p.ext };
+    let mut gathered = Ok(());
     if let Some(e) = window.get(index) {
         let local = &e.local;
         qp.send(
@@ -335,9 +336,19 @@ fn send_packet(
             &av,
             headers,
             p.len,
-            |buf| local.gather(p.at, p.len, buf).map_err(|_| EFAULT),
+            |buf| {
+                gathered = local.gather(p.at, p.len, buf);
+                gathered.map_err(|_| EFAULT)
+            },
         );
     }
+    if gathered.is_err() {
+        // Resolved when taken, so only on-demand memory can fail here: the
+        // process unmapped it since.
+        fail(qp, inner, index, WcStatus::LocProtErr);
+        return false;
+    }
+    let window = &mut inner.send.window;
     window.sent(index, next, rc, jiffies());
     if clock.is_some() {
         inner.send.rate.sent(p.len as u64);

@@ -623,6 +623,11 @@ fn read(
         .reth
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_READ)?;
+    // The response is read a packet at a time; on-demand memory that is
+    // gone must be NAKed now, as the response cannot be.
+    if let Some(mr) = &mr {
+        mr.fault_in(offset, reth.dma_len as usize, false)?;
+    }
     let mtu = qp.mtu(inner) as usize;
     // The AETH carries the MSN this read completes.
     let msn = inner.recv.msn.wrapping_add(1);

@@ -181,6 +181,32 @@ impl<T: Driver> Adapter<T> {
 
     /// # Safety
     ///
+    /// Called by ib_core, with valid arguments, for a PD of our devices:
+    /// `sg_list` holds `num_sge` entries.
+    pub(super) unsafe extern "C" fn advise_mr(
+        pd: *mut bindings::ib_pd,
+        advice: bindings::ib_uverbs_advise_mr_advice,
+        _flags: u32,
+        sg_list: *mut bindings::ib_sge,
+        num_sge: u32,
+        _attrs: *mut bindings::uverbs_attr_bundle,
+    ) -> ffi::c_int {
+        from_result(|| {
+            let advice =
+                MrAdvice::from_raw(advice).ok_or_else(crate::kernel_ext::errno::eopnotsupp)?;
+            // SAFETY: The PD is ours and alive during the call; ib_core
+            // copied the list in and keeps it for the call.
+            unsafe {
+                let ranges = MrRange::from_raw(sg_list, num_sge as usize);
+                let (dev, pd) = (Self::device((*pd).device), PdObject::<T>::data(pd));
+                T::advise_mr(dev, pd, advice, ranges)?;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
     /// Called by ib_core, with valid arguments, for an MW of our devices.
     pub(super) unsafe extern "C" fn alloc_mw(
         mw: *mut bindings::ib_mw,

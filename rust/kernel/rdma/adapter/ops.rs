@@ -44,6 +44,7 @@ impl<T: Driver> Adapter<T> {
         alloc_mr: op_if!(T::HAS_ALLOC_MR, Self::alloc_mr),
         map_mr_sg: op_if!(T::HAS_MAP_MR_SG, Self::map_mr_sg),
         dereg_mr: Some(Self::dereg_mr),
+        advise_mr: op_if!(T::HAS_ADVISE_MR, Self::advise_mr),
         alloc_mw: op_if!(T::HAS_ALLOC_MW, Self::alloc_mw),
         dealloc_mw: op_if!(T::HAS_ALLOC_MW, Self::dealloc_mw),
         create_qp: Some(Self::create_qp),

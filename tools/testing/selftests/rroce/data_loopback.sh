@@ -16,16 +16,6 @@ gid=$(gid_index rroce0 "$RROCE_IP4")
 tx_packets() { cat /sys/class/net/eth0/statistics/tx_packets; }
 tx_before=$(tx_packets)
 
-# loop NAME PORT CHECK CMD...: CMD as server and as client of itself.
-loop() {
-	local name=$1 port=$2 check=$3 pid
-	shift 3
-	timeout 120 "$@" >"/tmp/$name.server" 2>&1 &
-	pid=$!
-	wait_listen "$port" && run timeout 120 "$@" 127.0.0.1 && grep -Eq "$check" <<<"$RUN_OUTPUT" &&
-		wait $pid && grep -Eq "$check" "/tmp/$name.server"
-	ktap_result $? "$name, client and server on rroce0"
-}
 loop rc_pingpong 18900 "iters in [0-9.]+ seconds" \
 	ibv_rc_pingpong -d rroce0 -g "$gid" -p 18900 -n 200 -s 4096 -c
 loop ib_write_bw 18901 "$(bw_row 65536 200)" ib_write_bw -d rroce0 -x "$gid" -p 18901 -F -s 65536 -n 200

@@ -325,6 +325,19 @@ pair() {
 	fi
 }
 
+# loop NAME PORT CHECK CMD...: a client/server tool on one device of one
+# VM, CMD as server and as client of itself (127.0.0.1), both of whose
+# outputs must match CHECK; one KTAP line.
+loop() {
+	local name=$1 port=$2 check=$3 pid limit=$((120 * SLOWDOWN))
+	shift 3
+	timeout $limit "$@" >"/tmp/$name.server" 2>&1 &
+	pid=$!
+	wait_listen "$port" && run timeout $limit "$@" 127.0.0.1 && grep -Eq "$check" <<<"$RUN_OUTPUT" &&
+		wait $pid && grep -Eq "$check" "/tmp/$name.server"
+	ktap_result $? "$name, client and server on one device"
+}
+
 # wait_cm_listen PORT: wait until an rdma_cm ID listens on PORT (rping,
 # ucmatose), which no TCP socket shows.
 wait_cm_listen() {

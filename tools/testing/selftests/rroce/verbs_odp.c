@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * On-demand paging through unmodified libibverbs: MRs registered with
+ * IBV_ACCESS_ON_DEMAND over memory never touched, so that every first access
+ * faults its page in; RDMA WRITE, READ, SEND/RECV and atomics on them, from
+ * QP A to QP B of one device (loopback); the kernel taking the pages away
+ * (MADV_DONTNEED, then while traffic runs fork's copy-on-write and memory
+ * compaction) with every byte checked after; ibv_advise_mr's prefetch, by
+ * the uverbs ioctl, since Debian's rxe provider does not pass it on; and
+ * WRITE and READ to memory the process unmapped, refused with a remote
+ * access error, and a WRITE from it, with a local protection error.
+ *
+ * Usage: verbs_odp DEVICE.  Prints KTAP; exits 0 if every case passed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "verbs_util.h"
+
+#define PAGES 64
+#define LEN (PAGES * 4096)
+#define ROUNDS 100
+#define WAIT_S 30
+#define ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+	     IBV_ACCESS_REMOTE_ATOMIC)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq[2];
+static struct ibv_qp *qp[2];
+/* A: QP A's on-demand memory; B: QP B's; pinned: patterns to send. */
+static char *a, *b, *pinned;
+static struct ibv_mr *mr_a, *mr_b, *mr_pinned;
+static volatile int stop;
+
+static int make_pair(void)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	union ibv_gid gid;
+	int i, gid_index = ipv4_gid(ctx, &gid);
+
+	for (i = 0; i < 2; i++) {
+		cq[i] = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+		init.send_cq = init.recv_cq = cq[i];
+		qp[i] = cq[i] ? ibv_create_qp(pd, &init) : NULL;
+		if (!qp[i])
+			return 0;
+	}
+	return gid_index >= 0 && connect_rc(qp[0], qp[1]->qp_num, &gid, gid_index, 14, 7) &&
+	       connect_rc(qp[1], qp[0]->qp_num, &gid, gid_index, 14, 7);
+}
+
+/* Waits for one completion on CQ @i; returns its status, or -1 if none came. */
+static int complete(int i)
+{
+	struct ibv_wc wc;
+
+	if (poll_cq_for(cq[i], &wc, 1, WAIT_S) != 1)
+		return -1;
+	if (wc.status)
+		printf("# completion: %s\n", ibv_wc_status_str(wc.status));
+	return wc.status;
+}
+
+/* Posts one work request on QP A with one SGE and waits for it. */
+static int post(enum ibv_wr_opcode op, void *local, struct ibv_mr *mr, size_t len,
+		void *remote, uint64_t add)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)local, .length = len, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .opcode = op, .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = (uintptr_t)remote;
+		wr.wr.atomic.rkey = mr_b->rkey;
+		wr.wr.atomic.compare_add = add;
+	} else {
+		wr.wr.rdma.remote_addr = (uintptr_t)remote;
+		wr.wr.rdma.rkey = mr_b->rkey;
+	}
+	if (ibv_post_send(qp[0], &wr, &bad))
+		return -1;
+	return complete(0);
+}
+
+static void fill(char *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (char)(seed * 131 + i * 7 + (i >> 12));
+}
+
+/* An on-demand MR over @len bytes of fresh memory, none of it touched. */
+static char *odp_region(size_t len, struct ibv_mr **mr)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*mr = ibv_reg_mr(pd, p, len, ALL | IBV_ACCESS_ON_DEMAND);
+	if (!*mr)
+		printf("# ibv_reg_mr(ON_DEMAND): %s\n", strerror(errno));
+	return *mr ? p : NULL;
+}
+
+static int caps_ok(void)
+{
+	const uint32_t rc = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+			    IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+			    IBV_ODP_SUPPORT_SRQ_RECV;
+	const uint32_t ud = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV;
+	struct ibv_device_attr_ex attr;
+
+	if (ibv_query_device_ex(ctx, NULL, &attr))
+		return 0;
+	printf("# odp_caps: general %#lx rc %#x uc %#x ud %#x\n",
+	       (unsigned long)attr.odp_caps.general_caps,
+	       attr.odp_caps.per_transport_caps.rc_odp_caps,
+	       attr.odp_caps.per_transport_caps.uc_odp_caps,
+	       attr.odp_caps.per_transport_caps.ud_odp_caps);
+	return (attr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+	       (attr.odp_caps.per_transport_caps.rc_odp_caps & rc) == rc &&
+	       (attr.odp_caps.per_transport_caps.ud_odp_caps & ud) == ud;
+}
+
+/*
+ * ibv_advise_mr, by the ioctl its providers issue: returns 0 or an errno.
+ */
+static int advise(uint32_t advice, struct ibv_mr *mr, void *addr, uint32_t len)
+{
+	struct ib_uverbs_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey };
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[4];
+	} cmd = {
+		.hdr = { .length = sizeof(cmd), .object_id = UVERBS_OBJECT_MR,
+			 .method_id = UVERBS_METHOD_ADVISE_MR, .num_attrs = 4,
+			 .driver_id = RDMA_DRIVER_RXE },
+		.attrs = {
+			{ .attr_id = UVERBS_ATTR_ADVISE_MR_PD_HANDLE, .data = pd->handle,
+			  .flags = UVERBS_ATTR_F_MANDATORY },
+			/* A constant takes 8 bytes, flags 4 or 8. */
+			{ .attr_id = UVERBS_ATTR_ADVISE_MR_ADVICE, .len = sizeof(uint64_t),
+			  .data = advice, .flags = UVERBS_ATTR_F_MANDATORY },
+			{ .attr_id = UVERBS_ATTR_ADVISE_MR_FLAGS, .len = sizeof(uint32_t),
+			  .data = IB_UVERBS_ADVISE_MR_FLAG_FLUSH,
+			  .flags = UVERBS_ATTR_F_MANDATORY },
+			{ .attr_id = UVERBS_ATTR_ADVISE_MR_SGE_LIST, .len = sizeof(sge),
+			  .data = (uintptr_t)&sge, .flags = UVERBS_ATTR_F_MANDATORY },
+		},
+	};
+
+	int err = ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+
+	printf("# advise %u of %u bytes: %s\n", advice, len, strerror(err));
+	return err;
+}
+
+/*
+ * What takes pages away while traffic runs: fork, whose copy-on-write
+ * write-protects every private page of this process, and compaction, which
+ * moves pages. Counts in @arg: forks, compactions.
+ */
+static void *invalidator(void *arg)
+{
+	unsigned long *count = arg;
+	int fd;
+	pid_t pid;
+
+	while (!stop) {
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0 && waitpid(pid, NULL, 0) == pid)
+			count[0]++;
+		fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+		if (fd >= 0 && write(fd, "1", 1) == 1)
+			count[1]++;
+		if (fd >= 0)
+			close(fd);
+	}
+	return NULL;
+}
+
+/* Rounds of WRITE pinned -> B and READ B -> A, each checked. */
+static int traffic(int rounds)
+{
+	int r, ok = 1;
+
+	for (r = 0; ok && r < rounds; r++) {
+		size_t at = (r * 4096 * 5 + r * 8) % (LEN / 2), len = LEN / 2 - at % 4096;
+
+		fill(pinned, len, r);
+		ok = !post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, len, b + at, 0) &&
+		     !memcmp(b + at, pinned, len) &&
+		     !post(IBV_WR_RDMA_READ, a + at, mr_a, len, b + at, 0) &&
+		     !memcmp(a + at, pinned, len);
+		if (!ok)
+			printf("# round %d (%zu bytes at %zu) differs\n", r, len, at);
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long counts[2] = { 0 };
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	pthread_t thread;
+	uint64_t *word, *result;
+	int ok;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n1..14\n");
+	ctx = open_device(argv[1]);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	report(pd && caps_ok(), "the device has on-demand paging for RC (every operation) and UD");
+
+	pinned = malloc(LEN);
+	mr_pinned = pinned && pd ? ibv_reg_mr(pd, pinned, LEN, ALL) : NULL;
+	a = pd ? odp_region(LEN, &mr_a) : NULL;
+	b = pd ? odp_region(LEN, &mr_b) : NULL;
+	report(mr_pinned && a && b && make_pair(),
+	       "two on-demand MRs of 256 KiB over untouched memory, a pinned one, a QP pair");
+	if (!a || !b || !qp[1])
+		return 1;
+
+	fill(pinned, LEN, 1);
+	report(!post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, LEN, b, 0) && !memcmp(b, pinned, LEN),
+	       "RDMA WRITE into untouched on-demand memory: every byte there");
+	report(!post(IBV_WR_RDMA_READ, a, mr_a, LEN, b, 0) && !memcmp(a, pinned, LEN),
+	       "RDMA READ from on-demand memory into untouched on-demand memory");
+
+	/* B's second half has not been written since the WRITE above: reuse it. */
+	fill(a, 8192, 2);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(b + LEN / 2 + 100), .length = 8192,
+				.lkey = mr_b->lkey };
+	ok = !ibv_post_recv(qp[1], &rwr, &rbad) &&
+	     !post(IBV_WR_SEND, a, mr_a, 8192, NULL, 0) && !complete(1);
+	report(ok && !memcmp(b + LEN / 2 + 100, a, 8192),
+	       "SEND from on-demand memory into a receive of on-demand memory");
+
+	word = (uint64_t *)(b + 3 * 4096 + 64);
+	result = (uint64_t *)(a + 5 * 4096 + 8);
+	*word = 1000;
+	madvise(a, LEN, MADV_DONTNEED);
+	report(!post(IBV_WR_ATOMIC_FETCH_AND_ADD, result, mr_a, 8, word, 23) &&
+	       *result == 1000 && *word == 1023,
+	       "fetch-and-add on on-demand memory, its result into a page just dropped");
+
+	madvise(b, LEN, MADV_DONTNEED);
+	fill(pinned, LEN, 3);
+	report(b[0] == 0 && !post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, LEN, b, 0) &&
+	       !memcmp(b, pinned, LEN),
+	       "after MADV_DONTNEED took B's pages, a WRITE lands in the new ones");
+
+	ok = !pthread_create(&thread, NULL, invalidator, counts);
+	ok = ok && traffic(ROUNDS);
+	stop = 1;
+	if (ok)
+		pthread_join(thread, NULL);
+	printf("# %lu forks and %lu compactions during %d rounds\n", counts[0], counts[1],
+	       ROUNDS);
+	report(ok && counts[0] > 0,
+	       "WRITE and READ rounds checked while fork and compaction take the pages away");
+
+	report(advise(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE, mr_a, a, LEN) == 0 &&
+	       advise(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH, mr_b, b + 4096, 8192) == 0 &&
+	       advise(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, mr_b, b, LEN) == 0,
+	       "ibv_advise_mr prefetches on-demand MRs, for writing, reading, without faults");
+	report(advise(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH, mr_pinned, pinned, 4096) == EINVAL &&
+	       advise(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH, mr_a, a + LEN - 4096, 8192) == EFAULT &&
+	       advise(99, mr_a, a, 4096) == EOPNOTSUPP,
+	       "ibv_advise_mr refuses a pinned MR, a range past the MR, an unknown advice");
+
+	/* Last: each error takes the QPs to the error state; a new pair follows. */
+	munmap(b + LEN / 2, LEN / 2);
+	report(post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, 4096, b + LEN / 2, 0) ==
+	       IBV_WC_REM_ACCESS_ERR,
+	       "a WRITE to on-demand memory the process unmapped: remote access error");
+	ok = destroy_qps(qp, cq, 2) && make_pair();
+	report(ok && post(IBV_WR_RDMA_READ, a, mr_a, 4096, b + LEN / 2, 0) ==
+	       IBV_WC_REM_ACCESS_ERR,
+	       "a READ of it: remote access error");
+	munmap(a + LEN / 2, LEN / 2);
+	ok = destroy_qps(qp, cq, 2) && make_pair();
+	report(ok && post(IBV_WR_RDMA_WRITE, a + LEN / 2, mr_a, 4096, b, 0) ==
+	       IBV_WC_LOC_PROT_ERR,
+	       "a WRITE from on-demand memory the process unmapped: local protection error");
+
+	ok = destroy_qps(qp, cq, 2) && !ibv_dereg_mr(mr_a) && !ibv_dereg_mr(mr_b) &&
+	     !ibv_dereg_mr(mr_pinned) && !ibv_dealloc_pd(pd) && !ibv_close_device(ctx);
+	report(ok, "everything destroyed and deregistered");
+	return failed ? 1 : 0;
+}
