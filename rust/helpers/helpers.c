@@ -479,6 +479,42 @@ void rroce_umem_odp_release(struct ib_umem_odp *odp)
 	ib_umem_odp_release(odp);
 }
 
+/*
+ * An implicit umem holds the process's mm only by pointer, which its
+ * children's notifiers pin; until it has one, rroce pins it itself.
+ */
+struct ib_umem_odp *rroce_umem_odp_alloc_implicit(struct ib_device *dev, int access)
+{
+#ifdef CONFIG_INFINIBAND_ON_DEMAND_PAGING
+	struct ib_umem_odp *odp = ib_umem_odp_alloc_implicit(dev, access);
+
+	if (!IS_ERR(odp))
+		mmgrab(odp->umem.owning_mm);
+	return odp;
+#else
+	return ERR_PTR(-EOPNOTSUPP);
+#endif
+}
+
+void rroce_umem_odp_release_implicit(struct ib_umem_odp *odp)
+{
+	struct mm_struct *mm = odp->umem.owning_mm;
+
+	ib_umem_odp_release(odp);
+	mmdrop(mm);
+}
+
+struct ib_umem_odp *rroce_umem_odp_alloc_child(struct ib_umem_odp *root, unsigned long addr,
+					       size_t size,
+					       const struct mmu_interval_notifier_ops *ops)
+{
+#ifdef CONFIG_INFINIBAND_ON_DEMAND_PAGING
+	return ib_umem_odp_alloc_child(root, addr, size, ops);
+#else
+	return ERR_PTR(-EOPNOTSUPP);
+#endif
+}
+
 int rroce_umem_odp_map_and_lock(struct ib_umem_odp *odp, u64 addr, u64 len, bool write,
 				bool fault)
 {

@@ -14,6 +14,7 @@
 #include <linux/llist.h>
 #include <linux/mmu_notifier.h>
 #include <linux/netdevice.h>
+#include <linux/sched/mm.h>
 #include <linux/vmalloc.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -115,6 +116,11 @@ bool rroce_odp_supported(void);
 struct ib_umem_odp *rroce_umem_odp_get(struct ib_device *dev, unsigned long addr, size_t size,
 				       int access, const struct mmu_interval_notifier_ops *ops);
 void rroce_umem_odp_release(struct ib_umem_odp *odp);
+struct ib_umem_odp *rroce_umem_odp_alloc_implicit(struct ib_device *dev, int access);
+void rroce_umem_odp_release_implicit(struct ib_umem_odp *odp);
+struct ib_umem_odp *rroce_umem_odp_alloc_child(struct ib_umem_odp *root, unsigned long addr,
+					       size_t size,
+					       const struct mmu_interval_notifier_ops *ops);
 int rroce_umem_odp_map_and_lock(struct ib_umem_odp *odp, u64 addr, u64 len, bool write,
 				bool fault);
 void rroce_umem_odp_unmap(struct ib_umem_odp *odp, u64 start, u64 end);

@@ -85,6 +85,7 @@ mod adapter;
 mod container;
 mod device;
 mod driver;
+mod implicit_odp;
 mod kernel_segs;
 mod kverbs;
 mod link;
@@ -266,6 +267,8 @@ pub(crate) struct DeviceAttr {
 /// (`struct ib_odp_caps`), as sets of the `ODP_*` bits.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct OdpCaps {
+    /// MRs of the whole address space (`IB_ODP_SUPPORT_IMPLICIT`).
+    pub(crate) implicit: bool,
     pub(crate) rc: u32,
     pub(crate) uc: u32,
     pub(crate) ud: u32,
@@ -323,6 +326,10 @@ impl DeviceAttr {
         if let Some(odp) = self.odp.filter(|_| odp::supported()) {
             a.kernel_cap_flags |= bindings::ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING as u64;
             a.odp_caps.general_caps = bindings::ib_odp_general_cap_bits_IB_ODP_SUPPORT as u64;
+            if odp.implicit {
+                a.odp_caps.general_caps |=
+                    bindings::ib_odp_general_cap_bits_IB_ODP_SUPPORT_IMPLICIT as u64;
+            }
             a.odp_caps.per_transport_caps.rc_odp_caps = odp.rc;
             a.odp_caps.per_transport_caps.uc_odp_caps = odp.uc;
             a.odp_caps.per_transport_caps.ud_odp_caps = odp.ud;

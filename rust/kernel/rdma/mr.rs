@@ -6,6 +6,7 @@
 //! C header: [`include/rdma/ib_umem.h`](srctree/include/rdma/ib_umem.h)
 
 use super::{
+    implicit_odp::ImplicitOdp,
     odp::OdpUmem,
     pages::{AtomicOp, PagePtr, PageRun, Pages},
     Device,
@@ -178,6 +179,7 @@ pub(crate) struct Umem(UmemKind);
 enum UmemKind {
     Pinned(PinnedUmem),
     OnDemand(OdpUmem),
+    Implicit(ImplicitOdp),
 }
 
 /// User memory pinned for the life of the object.
@@ -202,23 +204,22 @@ impl Umem {
     /// The `len` bytes at user address `addr` of the calling process, for
     /// the uses `access` allows: pinned (writable pages for any write
     /// right), or with [`Access::ON_DEMAND`] left where they are.
+    /// The whole address space (`addr` 0, `len` `u64::MAX`) can only be
+    /// had on demand: implicit on-demand paging.
     pub(crate) fn get<T>(dev: &Device<T>, addr: u64, len: u64, access: Access) -> Result<Self> {
-        Ok(Self(if access.contains(Access::ON_DEMAND) {
-            UmemKind::OnDemand(OdpUmem::get(
-                dev,
-                addr,
-                len,
-                access.0,
-                access.is_writable(),
-            )?)
-        } else {
+        let writable = access.is_writable();
+        Ok(Self(if !access.contains(Access::ON_DEMAND) {
             UmemKind::Pinned(PinnedUmem::pin(dev, addr, len, access)?)
+        } else if addr == 0 && len == u64::MAX {
+            UmemKind::Implicit(ImplicitOdp::get(dev, access.0, writable)?)
+        } else {
+            UmemKind::OnDemand(OdpUmem::get(dev, addr, len, access.0, writable)?)
         }))
     }
 
     /// Whether its pages are faulted in on demand.
     pub(crate) fn is_on_demand(&self) -> bool {
-        matches!(self.0, UmemKind::OnDemand(_))
+        !matches!(self.0, UmemKind::Pinned(_))
     }
 
     /// The length in bytes.
@@ -226,6 +227,7 @@ impl Umem {
         match &self.0 {
             UmemKind::Pinned(p) => p.pages.len,
             UmemKind::OnDemand(o) => o.len(),
+            UmemKind::Implicit(_) => usize::MAX,
         }
     }
 
@@ -235,6 +237,7 @@ impl Umem {
         match &self.0 {
             UmemKind::Pinned(p) => p.pages.write(offset, src),
             UmemKind::OnDemand(o) => o.lock(offset, src.len(), true)?.write(0, src),
+            UmemKind::Implicit(i) => i.write(offset, src),
         }
     }
 
@@ -244,6 +247,7 @@ impl Umem {
         match &self.0 {
             UmemKind::Pinned(p) => p.pages.read(offset, len, dst),
             UmemKind::OnDemand(o) => o.lock(offset, len, false)?.read(0, len, dst),
+            UmemKind::Implicit(i) => i.read(offset, len, dst),
         }
     }
 
@@ -254,6 +258,7 @@ impl Umem {
         match &self.0 {
             UmemKind::Pinned(p) => p.pages.atomic(offset, op),
             UmemKind::OnDemand(o) => o.lock(offset, 8, true)?.atomic(0, op),
+            UmemKind::Implicit(i) => i.atomic(offset, op),
         }
     }
 
@@ -264,6 +269,7 @@ impl Umem {
         match &self.0 {
             UmemKind::Pinned(p) => p.pages.pieces(offset, len, |_, _, _, _| {}),
             UmemKind::OnDemand(o) => o.prefetch(offset, len, write, fault),
+            UmemKind::Implicit(i) => i.prefetch(offset, len, write, fault),
         }
     }
 }

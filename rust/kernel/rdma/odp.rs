@@ -45,9 +45,10 @@ static INVALIDATE_OPS: bindings::mmu_interval_notifier_ops = bindings::mmu_inter
 ///
 /// # Invariants
 ///
-/// `odp` comes from a successful `ib_umem_odp_get` with [`INVALIDATE_OPS`]
-/// and is released once, on drop; its pages are of `PAGE_SIZE`. It maps
-/// `len` bytes from offset `first` of its first page.
+/// `odp` comes from a successful `ib_umem_odp_get` or
+/// `ib_umem_odp_alloc_child` with [`INVALIDATE_OPS`] and is released once,
+/// on drop; its pages are of `PAGE_SIZE`. It maps `len` bytes from offset
+/// `first` of its first page.
 pub(crate) struct OdpUmem {
     odp: NonNull<bindings::ib_umem_odp>,
     first: usize,
@@ -98,6 +99,34 @@ impl OdpUmem {
             return Err(EINVAL);
         }
         Ok(this)
+    }
+
+    /// The `len` bytes at user address `start`, page aligned, of the
+    /// process of the implicit umem `root`, as its child; writable if
+    /// `writable`.
+    ///
+    /// # Safety
+    ///
+    /// `root` comes from `ib_umem_odp_alloc_implicit` and outlives the child.
+    pub(super) unsafe fn child(
+        root: NonNull<bindings::ib_umem_odp>,
+        start: usize,
+        len: usize,
+        writable: bool,
+    ) -> Result<Self> {
+        // SAFETY: `root` is an implicit umem, alive for the call, by the
+        // caller's guarantee; the ops are static.
+        let odp = from_err_ptr(unsafe {
+            bindings::rroce_umem_odp_alloc_child(root.as_ptr(), start as _, len, &INVALIDATE_OPS)
+        })?;
+        // INVARIANT: Made with `INVALIDATE_OPS` and pages of `PAGE_SIZE`
+        // (ib_core's children always have them), released on drop.
+        Ok(Self {
+            odp: NonNull::new(odp).ok_or(ENOMEM)?,
+            first: start % PAGE_SIZE,
+            len,
+            writable,
+        })
     }
 
     /// The length in bytes.

@@ -284,6 +284,7 @@ impl Driver for RroceDevice {
             // Every operation copies through the same MR code, which faults
             // on-demand pages in.
             odp: Some(OdpCaps {
+                implicit: true,
                 rc: rdma::ODP_SEND
                     | rdma::ODP_RECV
                     | rdma::ODP_WRITE

@@ -135,10 +135,6 @@ impl Mr {
         if region.length == 0 {
             return Err(EINVAL);
         }
-        // Implicit on-demand paging: the whole address space.
-        if region.access.contains(Access::ON_DEMAND) && region.length == u64::MAX {
-            return Err(eopnotsupp());
-        }
         let umem = Umem::get(dev, region.start, region.length, region.access)?;
         let (_, core) = mrs.add(|index| {
             let core = MrCore {

@@ -42,7 +42,9 @@ static struct ibv_cq *cq[2];
 static struct ibv_qp *qp[2];
 /* A: QP A's on-demand memory; B: QP B's; pinned: patterns to send. */
 static char *a, *b, *pinned;
-static struct ibv_mr *mr_a, *mr_b, *mr_pinned;
+static struct ibv_mr *mr_a, *mr_b, *mr_pinned, *mr_all;
+/* What QP A's requests name QP B's memory by: mr_b's rkey, or mr_all's. */
+static uint32_t rkey;
 static volatile int stop;
 
 static int make_pair(void)
@@ -88,11 +90,11 @@ static int post(enum ibv_wr_opcode op, void *local, struct ibv_mr *mr, size_t le
 
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		wr.wr.atomic.remote_addr = (uintptr_t)remote;
-		wr.wr.atomic.rkey = mr_b->rkey;
+		wr.wr.atomic.rkey = rkey;
 		wr.wr.atomic.compare_add = add;
 	} else {
 		wr.wr.rdma.remote_addr = (uintptr_t)remote;
-		wr.wr.rdma.rkey = mr_b->rkey;
+		wr.wr.rdma.rkey = rkey;
 	}
 	if (ibv_post_send(qp[0], &wr, &bad))
 		return -1;
@@ -134,6 +136,7 @@ static int caps_ok(void)
 	       attr.odp_caps.per_transport_caps.uc_odp_caps,
 	       attr.odp_caps.per_transport_caps.ud_odp_caps);
 	return (attr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+	       (attr.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT) &&
 	       (attr.odp_caps.per_transport_caps.rc_odp_caps & rc) == rc &&
 	       (attr.odp_caps.per_transport_caps.ud_odp_caps & ud) == ud;
 }
@@ -197,6 +200,39 @@ static void *invalidator(void *arg)
 	return NULL;
 }
 
+/*
+ * An implicit MR, of the whole address space: a WRITE of LEN bytes across a
+ * 2 MiB boundary of untouched memory through its rkey, a READ of them back
+ * into pinned memory, a READ of the stack into them through its lkey, and a
+ * prefetch; leaves the MR in mr_all.
+ */
+static int implicit(void)
+{
+	char *big = mmap(NULL, 8 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *at, stack[4096];
+	int ok;
+
+	mr_all = ibv_reg_mr(pd, NULL, SIZE_MAX, ALL | IBV_ACCESS_ON_DEMAND);
+	if (!mr_all || big == MAP_FAILED) {
+		printf("# ibv_reg_mr(NULL, SIZE_MAX, ON_DEMAND): %s\n", strerror(errno));
+		return 0;
+	}
+	at = (char *)(((uintptr_t)big + (4 << 20)) & ~(uintptr_t)((2 << 20) - 1)) - LEN / 2;
+	rkey = mr_all->rkey;
+	fill(pinned, LEN, 4);
+	ok = !post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, LEN, at, 0) && !memcmp(at, pinned, LEN);
+	memset(pinned, 0, LEN);
+	ok = ok && !post(IBV_WR_RDMA_READ, pinned, mr_pinned, LEN, at, 0) &&
+	     !memcmp(at, pinned, LEN);
+	fill(stack, sizeof(stack), 5);
+	ok = ok && !post(IBV_WR_RDMA_READ, at, mr_all, sizeof(stack), stack, 0) &&
+	     !memcmp(at, stack, sizeof(stack));
+	ok = ok && advise(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE, mr_all, big, 8 << 20) == 0;
+	rkey = mr_b->rkey;
+	munmap(big, 8 << 20);
+	return ok;
+}
+
 /* Rounds of WRITE pinned -> B and READ B -> A, each checked. */
 static int traffic(int rounds)
 {
@@ -229,10 +265,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..14\n");
+	printf("TAP version 13\n1..16\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
-	report(pd && caps_ok(), "the device has on-demand paging for RC (every operation) and UD");
+	report(pd && caps_ok(),
+	       "the device has on-demand paging, implicit too, for RC (every operation) and UD");
 
 	pinned = malloc(LEN);
 	mr_pinned = pinned && pd ? ibv_reg_mr(pd, pinned, LEN, ALL) : NULL;
@@ -242,6 +279,7 @@ int main(int argc, char **argv)
 	       "two on-demand MRs of 256 KiB over untouched memory, a pinned one, a QP pair");
 	if (!a || !b || !qp[1])
 		return 1;
+	rkey = mr_b->rkey;
 
 	fill(pinned, LEN, 1);
 	report(!post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, LEN, b, 0) && !memcmp(b, pinned, LEN),
@@ -291,6 +329,8 @@ int main(int argc, char **argv)
 	       advise(99, mr_a, a, 4096) == EOPNOTSUPP,
 	       "ibv_advise_mr refuses a pinned MR, a range past the MR, an unknown advice");
 
+	report(implicit(), "an implicit on-demand MR: WRITE across a chunk boundary, READ back");
+
 	/* Last: each error takes the QPs to the error state; a new pair follows. */
 	munmap(b + LEN / 2, LEN / 2);
 	report(post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, 4096, b + LEN / 2, 0) ==
@@ -305,8 +345,14 @@ int main(int argc, char **argv)
 	report(ok && post(IBV_WR_RDMA_WRITE, a + LEN / 2, mr_a, 4096, b, 0) ==
 	       IBV_WC_LOC_PROT_ERR,
 	       "a WRITE from on-demand memory the process unmapped: local protection error");
+	ok = destroy_qps(qp, cq, 2) && make_pair();
+	rkey = mr_all->rkey;
+	report(ok && post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, 4096, b + LEN / 2, 0) ==
+	       IBV_WC_REM_ACCESS_ERR,
+	       "a WRITE through the implicit MR to memory not mapped: remote access error");
 
-	ok = destroy_qps(qp, cq, 2) && !ibv_dereg_mr(mr_a) && !ibv_dereg_mr(mr_b) &&
+	ok = destroy_qps(qp, cq, 2) && !ibv_dereg_mr(mr_all) && !ibv_dereg_mr(mr_a) &&
+	     !ibv_dereg_mr(mr_b) &&
 	     !ibv_dereg_mr(mr_pinned) && !ibv_dealloc_pd(pd) && !ibv_close_device(ctx);
 	report(ok, "everything destroyed and deregistered");
 	return failed ? 1 : 0;
