@@ -182,6 +182,25 @@ impl Answers {
         Ok(())
     }
 
+    /// A READ asked again from `psn` while its response waits here (the
+    /// requester thought it lost): sends that response again from `psn`,
+    /// rather than queueing a second one, which a requester that keeps
+    /// asking would pile up faster than the responder sends. False if no
+    /// response waiting holds `psn`.
+    pub(crate) fn resend_read_from(&mut self, psn: Psn) -> bool {
+        for i in 0..self.len {
+            let slot = self.slot(i);
+            if let Some(Some(Answer::Read(r))) = self.slots.get_mut(slot) {
+                let at = psn.distance_from(r.psn);
+                if at < r.npsn {
+                    r.next = r.next.min(at);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Takes the oldest answer.
     pub(crate) fn take(&mut self) -> Option<Answer> {
         if self.len == 0 {

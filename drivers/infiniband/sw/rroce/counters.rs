@@ -52,6 +52,9 @@ pub(crate) enum Counter {
     NpCnpSent,
     RpCnpIgnored,
     RpCnpHandled,
+    /// READs asked again while their response still waited to be sent:
+    /// that response was sent again from where asked, none added.
+    DuplicateReadMerged,
 }
 
 /// The counters' names, as `rdma statistic` prints them.
@@ -83,9 +86,10 @@ pub(crate) const NAMES: &[&CStr] = &[
     c_str!("np_cnp_sent"),
     c_str!("rp_cnp_ignored"),
     c_str!("rp_cnp_handled"),
+    c_str!("duplicate_read_merged"),
 ];
 
-const COUNT: usize = Counter::RpCnpHandled as usize + 1;
+const COUNT: usize = Counter::DuplicateReadMerged as usize + 1;
 const _: () = assert!(NAMES.len() == COUNT);
 
 /// A set of the counters: a port's own, or a set QPs are bound to.

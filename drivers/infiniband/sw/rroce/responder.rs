@@ -644,6 +644,10 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
     let psn = pkt.headers.bth.psn;
     match pkt.headers.bth.opcode.operation() {
         Operation::ReadRequest => {
+            if inner.recv.answers.resend_read_from(psn) {
+                inner.count(dev, Counter::DuplicateReadMerged);
+                return;
+            }
             // Reading again is harmless; the MR may have gone meanwhile. A
             // retried read may also ask for more than was asked before (the
             // rest of a read whose later request was lost): then the PSNs
