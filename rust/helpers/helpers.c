@@ -559,9 +559,9 @@ void rroce_mmu_interval_set_seq(struct mmu_interval_notifier *mni, unsigned long
 	mmu_interval_set_seq(mni, seq);
 }
 
-struct page *rroce_hmm_pfn_to_page(unsigned long pfn)
+struct page *rroce_virt_dma_to_page(u64 dma_addr)
 {
-	return hmm_pfn_to_page(pfn);
+	return ib_virt_dma_to_page(dma_addr);
 }
 
 struct net_device *rroce_skb_dev(struct sk_buff *skb)

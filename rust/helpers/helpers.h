@@ -10,7 +10,6 @@
 #include <linux/idr.h>
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
-#include <linux/hmm.h>
 #include <linux/llist.h>
 #include <linux/mmu_notifier.h>
 #include <linux/netdevice.h>
@@ -129,7 +128,7 @@ void rroce_umem_odp_unlock(struct ib_umem_odp *odp);
 unsigned long rroce_umem_odp_start(struct ib_umem_odp *odp);
 bool rroce_mmu_notifier_range_blockable(const struct mmu_notifier_range *range);
 void rroce_mmu_interval_set_seq(struct mmu_interval_notifier *mni, unsigned long seq);
-struct page *rroce_hmm_pfn_to_page(unsigned long pfn);
+struct page *rroce_virt_dma_to_page(u64 dma_addr);
 
 struct net_device *rroce_skb_dev(struct sk_buff *skb);
 

@@ -16,7 +16,7 @@ use super::{
     Device,
 };
 use crate::bindings;
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{
     error::{from_err_ptr, to_result},
     ffi,
@@ -28,6 +28,8 @@ use kernel::{
 /// `dma_list` may be used for.
 const READ_ALLOWED: u64 = 1;
 const WRITE_ALLOWED: u64 = 2;
+/// The rights bits of a `dma_list` entry; the rest is the DMA address.
+const DMA_ALLOWED_MASK: u64 = READ_ALLOWED | WRITE_ALLOWED;
 
 /// Whether the kernel was built with on-demand paging
 /// (`CONFIG_INFINIBAND_ON_DEMAND_PAGING`).
@@ -180,7 +182,11 @@ impl OdpUmem {
             return Ok(held);
         }
         drop(held);
-        self.map_and_lock(offset, len, write, true)?;
+        // A writable umem's pages are mapped writable even for reading, as
+        // mlx5 and rxe do: mapping them for reading would take away the
+        // write right of pages written before, and with it the dirtying of
+        // them when they are unmapped.
+        self.map_and_lock(offset, len, self.writable, true)?;
         let held = self.held(offset, len);
         // SAFETY: As above: `map_and_lock` left the mutex held.
         if unsafe { self.mapped(pages, write) } {
@@ -203,6 +209,7 @@ impl OdpUmem {
             first_page: (self.first + offset) / PAGE_SIZE,
             first: (self.first + offset) % PAGE_SIZE,
             len,
+            _not_send: PhantomData,
         }
     }
 
@@ -231,10 +238,15 @@ impl OdpUmem {
         if end > self.len || (write && !self.writable) {
             return Err(EFAULT);
         }
+        if fault {
+            // Nothing to do where every page is there already.
+            return self.lock(offset, len, write).map(drop);
+        }
         if len == 0 {
             return Ok(());
         }
-        self.map_and_lock(offset, len, write, fault)?;
+        // Only what is resident: each page with the rights its mapping has.
+        self.map_and_lock(offset, len, false, false)?;
         // SAFETY: `map_and_lock` left the mutex held, by this thread.
         unsafe { bindings::rroce_umem_odp_unlock(self.odp.as_ptr()) };
         Ok(())
@@ -262,6 +274,8 @@ pub(super) struct Locked<'a> {
     first_page: usize,
     first: usize,
     len: usize,
+    /// A mutex is unlocked by the task that locked it: not `Send`.
+    _not_send: PhantomData<*mut ()>,
 }
 
 // SAFETY: By the invariant: `first` < PAGE_SIZE, and the pages are mapped
@@ -276,13 +290,16 @@ unsafe impl PageRun for Locked<'_> {
     }
 
     fn page(&self, index: usize) -> PagePtr {
-        // SAFETY: A mapped page of the umem, by the invariant, whose entry
-        // the held mutex keeps from changing: its `struct page` is not null.
+        // SAFETY: A mapped page of the umem, by the invariant, whose
+        // `dma_list` entry the held mutex keeps from changing (`pfn_list`,
+        // which a concurrent fault writes without it, is not read). The
+        // device's DMA is virtual: the address is the page's, in the direct
+        // map, so its `struct page` is not null.
         PagePtr::new(unsafe {
-            let pfn = *(*self.umem.odp.as_ptr())
-                .pfn_list
+            let dma = *(*self.umem.odp.as_ptr())
+                .dma_list
                 .add(self.first_page + index);
-            NonNull::new_unchecked(bindings::rroce_hmm_pfn_to_page(pfn))
+            NonNull::new_unchecked(bindings::rroce_virt_dma_to_page(dma & !DMA_ALLOWED_MASK))
         })
     }
 }

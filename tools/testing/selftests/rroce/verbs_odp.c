@@ -5,7 +5,8 @@
  * faults its page in; RDMA WRITE, READ, SEND/RECV and atomics on them, from
  * QP A to QP B of one device (loopback); the kernel taking the pages away
  * (MADV_DONTNEED, then while traffic runs fork's copy-on-write and memory
- * compaction) with every byte checked after; ibv_advise_mr's prefetch, by
+ * compaction) with every byte checked after; an implicit MR of the whole
+ * address space; ibv_advise_mr's prefetch, by
  * the uverbs ioctl, since Debian's rxe provider does not pass it on; and
  * WRITE and READ to memory the process unmapped, refused with a remote
  * access error, and a WRITE from it, with a local protection error.
@@ -107,6 +108,13 @@ static void fill(char *p, size_t len, unsigned int seed)
 		p[i] = (char)(seed * 131 + i * 7 + (i >> 12));
 }
 
+/* Takes @len bytes at @p away from the process, leaving no access to them. */
+static void unmap(char *p, size_t len)
+{
+	if (mmap(p, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != p)
+		printf("# mmap(PROT_NONE): %s\n", strerror(errno));
+}
+
 /* An on-demand MR over @len bytes of fresh memory, none of it touched. */
 static char *odp_region(size_t len, struct ibv_mr **mr)
 {
@@ -174,10 +182,18 @@ static int advise(uint32_t advice, struct ibv_mr *mr, void *addr, uint32_t len)
 	return err;
 }
 
+/* A CPU write to each page of @p that changes no byte: it breaks copy-on-write. */
+static void touch(char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += 4096)
+		__atomic_fetch_add((int *)(p + i), 0, __ATOMIC_SEQ_CST);
+}
+
 /*
  * What takes pages away while traffic runs: fork, whose copy-on-write
- * write-protects every private page of this process, and compaction, which
- * moves pages. Counts in @arg: forks, compactions.
+ * write-protects every private page of this process, then a CPU write to
+ * each page of A and B while the child lives, which moves it to a new page;
+ * and compaction, which migrates pages. Counts in @arg: forks, compactions.
  */
 static void *invalidator(void *arg)
 {
@@ -187,8 +203,12 @@ static void *invalidator(void *arg)
 
 	while (!stop) {
 		pid = fork();
-		if (pid == 0)
+		if (pid == 0) {
+			usleep(20000);
 			_exit(0);
+		}
+		touch(a, LEN);
+		touch(b, LEN);
 		if (pid > 0 && waitpid(pid, NULL, 0) == pid)
 			count[0]++;
 		fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
@@ -311,10 +331,11 @@ int main(int argc, char **argv)
 	       "after MADV_DONTNEED took B's pages, a WRITE lands in the new ones");
 
 	ok = !pthread_create(&thread, NULL, invalidator, counts);
-	ok = ok && traffic(ROUNDS);
-	stop = 1;
-	if (ok)
+	if (ok) {
+		ok = traffic(ROUNDS);
+		stop = 1;
 		pthread_join(thread, NULL);
+	}
 	printf("# %lu forks and %lu compactions during %d rounds\n", counts[0], counts[1],
 	       ROUNDS);
 	report(ok && counts[0] > 0,
@@ -331,8 +352,12 @@ int main(int argc, char **argv)
 
 	report(implicit(), "an implicit on-demand MR: WRITE across a chunk boundary, READ back");
 
-	/* Last: each error takes the QPs to the error state; a new pair follows. */
-	munmap(b + LEN / 2, LEN / 2);
+	/*
+	 * Last: each error takes the QPs to the error state; a new pair
+	 * follows. The memory taken away stays reserved (PROT_NONE), so that
+	 * the new pair's rings are not mapped there.
+	 */
+	unmap(b + LEN / 2, LEN / 2);
 	report(post(IBV_WR_RDMA_WRITE, pinned, mr_pinned, 4096, b + LEN / 2, 0) ==
 	       IBV_WC_REM_ACCESS_ERR,
 	       "a WRITE to on-demand memory the process unmapped: remote access error");
@@ -340,7 +365,7 @@ int main(int argc, char **argv)
 	report(ok && post(IBV_WR_RDMA_READ, a, mr_a, 4096, b + LEN / 2, 0) ==
 	       IBV_WC_REM_ACCESS_ERR,
 	       "a READ of it: remote access error");
-	munmap(a + LEN / 2, LEN / 2);
+	unmap(a + LEN / 2, LEN / 2);
 	ok = destroy_qps(qp, cq, 2) && make_pair();
 	report(ok && post(IBV_WR_RDMA_WRITE, a + LEN / 2, mr_a, 4096, b, 0) ==
 	       IBV_WC_LOC_PROT_ERR,
