@@ -3,14 +3,15 @@
 #
 # On-demand paging across the link, to the C rdma_rxe (which has none in
 # 6.12): rroce's side registers its memory on demand (ibv_rc_pingpong -o,
-# perftest --odp: SEND/RECV with data checked, RDMA WRITE, READ and atomics)
-# while rxe's side pins its own; first rroce in VM 1, then in VM 2.
+# perftest --odp: SEND/RECV with data checked, RDMA WRITE and READ; perftest
+# 4.5 refuses atomics with --odp) while rxe's side pins its own; first rroce
+# in VM 1, then in VM 2.
 
 . "$(dirname "$0")/lib.sh"
 vm_main 2
 
-require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw ib_atomic_bw rdma
-ktap_plan 12
+require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw rdma
+ktap_plan 10
 
 # round DRIVER_VM1 DRIVER_VM2 PORT: one direction of the test.
 round() {
@@ -27,8 +28,6 @@ round() {
 		ib_write_bw -d $dev -x "$gid" -p $((port + 1)) -F -s 65536 -n $n $odp_bw
 	pair "ib_read_bw $1-$2" $((port + 2)) "$(bw_row 65536 $n)" \
 		ib_read_bw -d $dev -x "$gid" -p $((port + 2)) -F -s 65536 -n $n $odp_bw
-	pair "ib_atomic_bw $1-$2" $((port + 3)) "$(bw_row 8 $n)" \
-		ib_atomic_bw -d $dev -x "$gid" -p $((port + 3)) -F -n $n $odp_bw
 	driver_down $mine
 	ktap_result $? "$dev deleted"
 	# Both sides unloaded before the next round binds the port again.

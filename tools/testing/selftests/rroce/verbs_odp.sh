@@ -5,7 +5,8 @@
 # untouched memory, pages taken away by MADV_DONTNEED, fork and compaction
 # with every byte checked, ibv_advise_mr, a WRITE to unmapped memory
 # refused; then libibverbs' and perftest's own ODP modes (SEND/RECV, WRITE,
-# READ, atomics), client and server on the one device.
+# READ; perftest 4.5 refuses atomics with --odp), client and server on the
+# one device.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -13,8 +14,8 @@ in_vm || build_prog verbs_odp -libverbs -lpthread
 vm_main 1 "$PROG"
 prog=$1
 
-require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw ib_atomic_bw rdma
-ktap_plan 7
+require_cmd ibv_rc_pingpong ib_write_bw ib_read_bw rdma
+ktap_plan 6
 
 driver_up rroce
 ktap_result $? "rroce0 on eth0"
@@ -27,8 +28,6 @@ loop "ib_write_bw --odp" 18951 "$(bw_row 65536 200)" \
 	ib_write_bw -d rroce0 -x "$gid" -p 18951 -F -s 65536 -n 200 --odp
 loop "ib_read_bw --odp" 18952 "$(bw_row 65536 200)" \
 	ib_read_bw -d rroce0 -x "$gid" -p 18952 -F -s 65536 -n 200 --odp
-loop "ib_atomic_bw --odp" 18953 "$(bw_row 8 200)" \
-	ib_atomic_bw -d rroce0 -x "$gid" -p 18953 -F -n 200 --odp
 driver_down rroce
 ktap_result $? "delete the device and unload"
 ktap_finish
