@@ -81,6 +81,18 @@ runs() {
 	done
 }
 
+# written: in VM 2, what the storage workloads have written so far (KiB
+# to the NVMe-oF namespace, and to the NFS mount), so that a stall shows
+# minute by minute.
+written() {
+	[ "$RROCE_VM" = 2 ] || return 0
+	local nvme nfs
+	nvme=$(awk '{ print int($7 / 2) }' "/sys/block/${NS##*/}/stat" 2>/dev/null)
+	nfs=$(awk -v mnt="$MNT" '$1 == "device" { here = ($5 == mnt) }
+		here && $1 == "bytes:" { print int($7 / 1024); exit }' /proc/self/mountstats)
+	echo "; written: NVMe-oF ${nvme:-?} KiB, NFS ${nfs:-?} KiB"
+}
+
 # rdma_objects: rroce0's object counts, as `rdma res` prints them, but
 # CQs: ib_core's CQ pool, which NVMe-oF's queues draw on, keeps its CQs
 # until the device goes (the first soak: 1 CQ at the start, 2 at the end).
@@ -298,7 +310,7 @@ while running; do
 	nap 60
 	slab_now=$(slab_kib)
 	[ "$slab_now" -gt "$slab_peak" ] && slab_peak=$slab_now
-	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)"
+	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(written)"
 done
 # The clients end once their run in progress does; then the servers, which
 # wait for clients that will not come, are stopped.
