@@ -253,6 +253,62 @@ static int implicit(void)
 	return ok;
 }
 
+/*
+ * UD on on-demand memory: QP U0 sends 1000 bytes of A's second
+ * half to QP U1, whose receive lands in B's, past the 40 bytes of GRH.
+ */
+static int ud(void)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111 };
+	struct ibv_cq *ucq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_ah_attr ah_attr = { .is_global = 1, .port_num = 1 };
+	struct ibv_qp *u[2] = { NULL, NULL };
+	char *src = a + LEN / 2 + 4096, *dst = b + LEN / 2 + 8192;
+	struct ibv_sge ssge = { .addr = (uintptr_t)src, .length = 1000, .lkey = mr_a->lkey };
+	struct ibv_sge rsge = { .addr = (uintptr_t)dst, .length = 40 + 1000, .lkey = mr_b->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &ssge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	int i, ok = !!ucq, gid_index;
+
+	gid_index = ipv4_gid(ctx, &ah_attr.grh.dgid);
+	ah_attr.grh.sgid_index = gid_index;
+	ah_attr.grh.hop_limit = 64;
+	init.send_cq = init.recv_cq = ucq;
+	for (i = 0; ok && i < 2; i++) {
+		u[i] = ibv_create_qp(pd, &init);
+		attr.qp_state = IBV_QPS_INIT;
+		ok = u[i] && !ibv_modify_qp(u[i], &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_QKEY);
+		attr.qp_state = IBV_QPS_RTR;
+		ok = ok && !ibv_modify_qp(u[i], &attr, IBV_QP_STATE);
+		attr.qp_state = IBV_QPS_RTS;
+		ok = ok && !ibv_modify_qp(u[i], &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	ah = ok && gid_index >= 0 ? ibv_create_ah(pd, &ah_attr) : NULL;
+	fill(src, 1000, 6);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = ok ? u[1]->qp_num : 0;
+	wr.wr.ud.remote_qkey = attr.qkey;
+	ok = ah && !ibv_post_recv(u[1], &rwr, &rbad) && !ibv_post_send(u[0], &wr, &bad) &&
+	     poll_cq_for(ucq, wc, 2, WAIT_S) == 2 && !wc[0].status && !wc[1].status &&
+	     !memcmp(dst + 40, src, 1000);
+	if (ah)
+		ibv_destroy_ah(ah);
+	for (i = 0; i < 2; i++)
+		if (u[i])
+			ibv_destroy_qp(u[i]);
+	if (ucq)
+		ibv_destroy_cq(ucq);
+	return ok;
+}
+
 /* Rounds of WRITE pinned -> B and READ B -> A, each checked. */
 static int traffic(int rounds)
 {
@@ -285,7 +341,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..16\n");
+	printf("TAP version 13\n1..17\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	report(pd && caps_ok(),
@@ -351,6 +407,7 @@ int main(int argc, char **argv)
 	       "ibv_advise_mr refuses a pinned MR, a range past the MR, an unknown advice");
 
 	report(implicit(), "an implicit on-demand MR: WRITE across a chunk boundary, READ back");
+	report(ud(), "UD SEND from on-demand memory into a receive of on-demand memory");
 
 	/*
 	 * Last: each error takes the QPs to the error state; a new pair
