@@ -33,12 +33,16 @@
  * QP's local ACK timeout (4.096 us << TIMEOUT; 14, 67 ms, by default), e.g.
  * longer than a deep queue on the way delays an ACK.
  *
+ * -e waits for completions on a completion channel rather than polling the
+ * CQ without pause, so that on one CPU the kernel's own work (soft RoCE's,
+ * and that of other users of the device) keeps its share.
+ *
  * Unlike ibv_rc_pingpong, neither side destroys its QP before the other has
  * all its completions (a last TCP exchange): over a lossy link, the ACK of
  * the last message may need a retransmission that only a live QP answers.
  *
- *   rc_stream [-o OP] [-p PSN] [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE         serve
- *   rc_stream [-o OP] [-p PSN] [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE SERVER  connect
+ *   rc_stream [-e] [-o OP] [-p PSN] [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE    serve
+ *   rc_stream [-e] [-o OP] [-p PSN] [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE SERVER  connect
  *
  * The server listens on TCP PORT. Both sides use the device's RoCE v2 GID of
  * an IPv4 address, MTU 1024 and retry_cnt 7. A side that sees no completion for 60 s gives
@@ -46,6 +50,7 @@
  */
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
@@ -235,6 +240,23 @@ static int check_recv(struct ibv_qp *qp, const struct slots *b, enum op op,
 	       post_recv(qp, b, wc->wr_id);
 }
 
+/*
+ * Sleeps until the CQ's completion channel signals (or a second passes),
+ * then arms the CQ again; the caller polls the CQ next, which takes what
+ * came before the arming.
+ */
+static void wait_event(struct ibv_comp_channel *channel, struct ibv_cq *cq)
+{
+	struct pollfd p = { .fd = channel->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&p, 1, 1000) > 0 && !ibv_get_cq_event(channel, &ev_cq, &ev_ctx)) {
+		ibv_ack_cq_events(ev_cq, 1);
+		ibv_req_notify_cq(cq, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
@@ -250,11 +272,16 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
-	int fd, gid_index, ok, opt, timeout = 14;
+	int fd, gid_index, ok, opt, timeout = 14, events = 0;
+	struct ibv_comp_channel *channel = NULL;
 	size_t counter_at;
 	char bye = 1;
 
-	while ((opt = getopt(argc, argv, "o:p:t:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "eo:p:t:T:")) != -1) {
+		if (opt == 'e') {
+			events = 1;
+			continue;
+		}
 		if (opt == 'p') {
 			first_psn = strtoul(optarg, NULL, 0) & 0xffffff;
 			continue;
@@ -276,7 +303,7 @@ int main(int argc, char **argv)
 	argc -= optind;
 	if (argc < 4 || atoi(argv[3]) < 8 ||
 	    (init.qp_type == IBV_QPT_UC && (op == OP_READ || op == OP_FETCH_ADD))) {
-		fprintf(stderr, "usage: rc_stream [-o send|write-imm|write|read|fetch-add] [-p PSN]"
+		fprintf(stderr, "usage: rc_stream [-e] [-o send|write-imm|write|read|fetch-add] [-p PSN]"
 			" [-t uc] [-T TIMEOUT] DEVICE PORT COUNT SIZE [SERVER] (SIZE >= 8; UC: no read,"
 			" fetch-add)\n");
 		return 2;
@@ -286,7 +313,10 @@ int main(int argc, char **argv)
 	ctx = open_device(argv[0]);
 	gid_index = ctx ? ipv4_gid(ctx, &me.gid) : -1;
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
-	cq = pd ? ibv_create_cq(ctx, 2 * DEPTH, NULL, NULL, 0) : NULL;
+	channel = pd && events ? ibv_create_comp_channel(ctx) : NULL;
+	cq = pd && (channel || !events) ? ibv_create_cq(ctx, 2 * DEPTH, NULL, channel, 0) : NULL;
+	if (cq && channel && ibv_req_notify_cq(cq, 0))
+		cq = NULL;
 	init.send_cq = init.recv_cq = cq;
 	qp = cq ? ibv_create_qp(pd, &init) : NULL;
 	/* The counter after the slots, 8-byte aligned as atomics want. */
@@ -340,6 +370,8 @@ int main(int argc, char **argv)
 		}
 		if (n > 0)
 			idle = now();
+		else if (n == 0 && channel)
+			wait_event(channel, cq);
 		for (int i = 0; i < n && ok; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				printf("# %s of message %llu: %s (%d)\n",

@@ -14,6 +14,10 @@
 #     wrong one not;
 #   - rdma_cm churn: rping connects, checks 10 pings and disconnects;
 #
+# The user-space programs sleep on completion events: polling without pause
+# on a VM's one CPU would starve the kernel's work, soft RoCE's included,
+# which NVMe-oF and NFS wait on.
+#
 # while every SOAK_FAULT_SECONDS (180) a fault phase begins, in turn: netem
 # loss, reordering, duplication, all of them, a clean link; VM 1's link
 # down for 2 s; VM 1's NVMe-oF port removed for 10 s under I/O; and a
@@ -108,7 +112,7 @@ slab_kib() {
 rc_server() {
 	local k=$1
 	while running; do
-		once rc$k timeout $((600 * SLOWDOWN)) "$rc_stream" -o ${RC_OPS[k]} -T $RC_TIMEOUT rroce0 \
+		once rc$k timeout $((600 * SLOWDOWN)) "$rc_stream" -e -o ${RC_OPS[k]} -T $RC_TIMEOUT rroce0 \
 			$((RC_PORT + k)) 200 8192
 		[ -e $OUT/stopped ] && break
 		rc_result $k
@@ -123,7 +127,7 @@ rc_client() {
 	while running; do
 		k=$((i % ${#RC_OPS[@]}))
 		sleep 1
-		once rc$k timeout $((600 * SLOWDOWN)) "$rc_stream" -o ${RC_OPS[k]} -T $RC_TIMEOUT rroce0 \
+		once rc$k timeout $((600 * SLOWDOWN)) "$rc_stream" -e -o ${RC_OPS[k]} -T $RC_TIMEOUT rroce0 \
 			$((RC_PORT + k)) 200 8192 "$(peer_ip4)"
 		rc_result $k && i=$((i + 1))
 	done
@@ -153,10 +157,10 @@ ud_loop() {
 		# The link going down may renumber the GIDs.
 		gid=$(gid_index rroce0 "$RROCE_IP4")
 		if [ "$1" = server ]; then
-			once ud timeout $((60 * SLOWDOWN)) ibv_ud_pingpong -d rroce0 -g "$gid" -p $UD_PORT -s 1024 -n 200 -c
+			once ud timeout $((60 * SLOWDOWN)) ibv_ud_pingpong -e -d rroce0 -g "$gid" -p $UD_PORT -s 1024 -n 200 -c
 		else
 			sleep 2
-			once ud timeout $((60 * SLOWDOWN)) ibv_ud_pingpong -d rroce0 -g "$gid" -p $UD_PORT -s 1024 -n 200 -c \
+			once ud timeout $((60 * SLOWDOWN)) ibv_ud_pingpong -e -d rroce0 -g "$gid" -p $UD_PORT -s 1024 -n 200 -c \
 				"$(peer_ip4)"
 		fi
 		status=$?
