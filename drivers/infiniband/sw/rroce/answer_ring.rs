@@ -182,18 +182,26 @@ impl Answers {
         Ok(())
     }
 
-    /// A READ asked again from `psn` while its response waits here (the
-    /// requester thought it lost): sends that response again from `psn`,
-    /// rather than queueing a second one, which a requester that keeps
-    /// asking would pile up faster than the responder sends. False if no
-    /// response waiting holds `psn`.
-    pub(crate) fn resend_read_from(&mut self, psn: Psn) -> bool {
+    /// A READ asked again for the last `npsn` PSNs of a response that waits
+    /// here, from `psn` (the requester thought them lost): that response
+    /// becomes the answer to this request, its packets from `psn` on sent
+    /// from the first (a requester takes a retried READ's response from a
+    /// FIRST or ONLY packet), rather than a second response queued behind
+    /// it, which a requester that keeps asking would pile up faster than
+    /// the responder sends. False if no waiting response ends as asked.
+    pub(crate) fn resend_read_from(&mut self, psn: Psn, npsn: u32) -> bool {
         for i in 0..self.len {
             let slot = self.slot(i);
             if let Some(Some(Answer::Read(r))) = self.slots.get_mut(slot) {
                 let at = psn.distance_from(r.psn);
-                if at < r.npsn {
-                    r.next = r.next.min(at);
+                if at < r.npsn && npsn == r.npsn - at {
+                    // The requester has every packet before `psn`.
+                    let skip = at as usize * r.mtu;
+                    r.psn = psn;
+                    r.offset += skip;
+                    r.len = r.len.saturating_sub(skip);
+                    r.npsn = npsn;
+                    r.next = 0;
                     return true;
                 }
             }

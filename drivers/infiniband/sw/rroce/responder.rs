@@ -644,7 +644,9 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
     let psn = pkt.headers.bth.psn;
     match pkt.headers.bth.opcode.operation() {
         Operation::ReadRequest => {
-            if inner.recv.answers.resend_read_from(psn) {
+            let len = pkt.headers.ext.reth.map_or(0, |r| r.dma_len as usize);
+            let npsn = len.div_ceil((qp.mtu(inner) as usize).max(1)).max(1) as u32;
+            if inner.recv.answers.resend_read_from(psn, npsn) {
                 inner.count(dev, Counter::DuplicateReadMerged);
                 return;
             }
