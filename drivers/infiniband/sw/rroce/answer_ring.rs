@@ -117,12 +117,18 @@ impl ReadResponse {
             offset,
             len,
             psn,
-            npsn: len.div_ceil(mtu.max(1)).max(1) as u32,
+            npsn: read_npsn(len, mtu),
             next: 0,
             mtu,
             msn: msn & MSN_MASK,
         }
     }
+}
+
+/// The packets of a READ response of `len` bytes in packets of `mtu`: one
+/// at least, for a zero-length READ.
+pub(crate) fn read_npsn(len: usize, mtu: usize) -> u32 {
+    len.div_ceil(mtu.max(1)).max(1) as u32
 }
 
 /// The answers waiting behind a READ response, oldest first: a ring that

@@ -8,7 +8,7 @@
 //! against the MR before a byte is copied, and a request that fails the
 //! checks is answered with a NAK, never carried out in part.
 
-use crate::answer_ring::{ack, Answer, ReadResponse};
+use crate::answer_ring::{ack, read_npsn, Answer, ReadResponse};
 use crate::answers;
 use crate::counters::Counter;
 use crate::device_services::Services;
@@ -645,7 +645,7 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
     match pkt.headers.bth.opcode.operation() {
         Operation::ReadRequest => {
             let len = pkt.headers.ext.reth.map_or(0, |r| r.dma_len as usize);
-            let npsn = len.div_ceil((qp.mtu(inner) as usize).max(1)).max(1) as u32;
+            let npsn = read_npsn(len, qp.mtu(inner) as usize);
             if inner.recv.answers.resend_read_from(psn, npsn) {
                 inner.count(dev, Counter::DuplicateReadMerged);
                 return;
