@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory regions through unmodified libibverbs: user memory is pinned and
- * named by keys that are unique and not guessable by counting; bad requests
- * (unsupported rights, unmapped or read-only memory) are refused; what a
+ * named by keys that are unique and not guessable by counting; on-demand
+ * registration is offered exactly when the device says so; bad requests
+ * (unmapped or read-only memory) are refused; what a
  * process leaves registered is cleaned up when it closes the device.
  *
  * Usage: verbs_mr DEVICE.  Prints KTAP; exits 0 if every case passed.
@@ -41,7 +42,8 @@ int main(int argc, char **argv)
 {
 	static struct ibv_mr *mrs[NR_MRS];
 	unsigned char seen_low[1 << 12] = { 0 };
-	int i, j, ok, unique = 1, low_values = 0;
+	int i, j, ok, odp, unique = 1, low_values = 0;
+	struct ibv_device_attr_ex attr;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	char *buf, *ro;
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..10\n");
+	printf("TAP version 13\n1..11\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	buf = malloc(LEN);
@@ -91,8 +93,13 @@ int main(int argc, char **argv)
 
 	mrs[0] = ibv_reg_mr(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 	report(mrs[0] && !ibv_dereg_mr(mrs[0]), "register and deregister with MW_BIND");
-	report(reg_fails(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP),
-	       "a right rroce does not offer (ON_DEMAND): EOPNOTSUPP");
+	if (ibv_query_device_ex(ctx, NULL, &attr))
+		attr.odp_caps.general_caps = 0;
+	odp = attr.odp_caps.general_caps & IBV_ODP_SUPPORT;
+	ok = odp ? !reg_fails(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND, 0) :
+		   reg_fails(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP);
+	report(ok, odp ? "ON_DEMAND registers: the device offers on-demand paging" :
+			 "ON_DEMAND without on-demand paging in the kernel: EOPNOTSUPP");
 
 	ro = mmap(NULL, 4 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ok = ro != MAP_FAILED && !munmap(ro + 2 * 4096, 2 * 4096) &&
