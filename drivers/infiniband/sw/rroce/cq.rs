@@ -19,7 +19,7 @@ use crate::limits::MAX_CQE;
 use crate::proto::cqe::{KernelCqe, KERNEL_WC_SIZE, USER_WC_SIZE};
 use crate::user_ring::UserRing;
 use crate::work::Wc;
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU8, Ordering};
 use kernel::{
     new_mutex,
     prelude::*,
@@ -147,6 +147,9 @@ impl Cq {
             Arm::Next
         };
         self.core.arm.fetch_max(arm as u8, Ordering::AcqRel);
+        // Pairs with the fence in `push`: either the producer sees the CQ
+        // armed, or this sees its completion and reports it missed.
+        fence(Ordering::SeqCst);
         let waiting = |r: &UserRing| !r.geometry().is_empty(r.producer(), r.consumer());
         // A kernel consumer arms its CQ in any context, e.g. from softirq
         // (ib_core's IB_POLL_SOFTIRQ), where the state's mutex must not be
@@ -252,6 +255,9 @@ impl CqCore {
             }
             return Err(Overflow);
         }
+        // The completion is published; only then may the arm be read (a
+        // store then a load, which even x86 reorders without a fence).
+        fence(Ordering::SeqCst);
         let armed = self.arm.load(Ordering::Acquire);
         let fire = armed == Arm::Next as u8 || (armed == Arm::Solicited as u8 && solicited);
         if fire
