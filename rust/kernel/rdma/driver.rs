@@ -10,7 +10,7 @@ use super::{
     work::{KernelRecvWr, KernelSendWr, KernelWc, QpHandle},
     Access, Av, CqNotifier, Device, DeviceAttr, DeviceChange, KernelPages, LinkLayer, Lkey,
     MadAnswer, MrAdvice, MrRange, MwType, PortAttr, PortChange, PortImmutable, QpAttr, QpCaps,
-    QpChange, QpInit, QpNotifier, Qpn, Rkey, SrqNotifier, UData, UserContext, MAD_SIZE,
+    QpChange, QpInit, QpNotifier, Qpn, Rkey, SrqNotifier, UData, UserContext, UserRegion, MAD_SIZE,
 };
 use crate::kernel_ext::{errno::eopnotsupp, net::SkBuff};
 use kernel::{prelude::*, sync::Arc};
@@ -344,19 +344,6 @@ pub(crate) struct QpCqs<'a, T: Driver> {
     pub(crate) srq: Option<&'a T::Srq>,
     /// The QP's `ib_qp`, for kernel CQs' completions.
     pub(crate) handle: QpHandle,
-}
-
-/// The user memory a `reg_user_mr` asks for.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct UserRegion {
-    /// The start of the memory in the calling process.
-    pub(crate) start: u64,
-    /// Its length in bytes.
-    pub(crate) length: u64,
-    /// The access rights asked for.
-    pub(crate) access: Access,
-    /// The address work requests and peers will use for `start`.
-    pub(crate) iova: u64,
 }
 
 /// The keys of a memory region, as work requests (`lkey`) and peers

@@ -107,11 +107,11 @@ mod udata;
 mod work;
 
 pub(crate) use device::Device;
-pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, Setting, SettingKind, UserRegion};
+pub(crate) use driver::{CqAttr, Driver, MrKeys, QpCqs, Setting, SettingKind};
 pub(crate) use kernel_segs::{KernelSegs, LOCAL_DMA_LKEY};
 pub(crate) use link::{Global, NewLink, Registration};
 pub(crate) use mmap::{SharedMem, UserMapping};
-pub(crate) use mr::{Access, KernelPages, Lkey, MrAdvice, MrRange, Rkey, Umem};
+pub(crate) use mr::{Access, KernelPages, Lkey, MrAdvice, MrRange, Rkey, Umem, UserRegion};
 pub(crate) use notifier::{CqNotifier, QpEvent, QpNotifier, SrqNotifier};
 pub(crate) use pages::AtomicOp;
 pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType, Qpn};

@@ -200,20 +200,43 @@ unsafe impl Send for PinnedUmem {}
 // aliasing rules; concurrent copies only race on the user's bytes.
 unsafe impl Sync for PinnedUmem {}
 
+/// The user memory a `reg_user_mr` asks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserRegion {
+    /// The start of the memory in the calling process.
+    pub(crate) start: u64,
+    /// Its length in bytes.
+    pub(crate) length: u64,
+    /// The access rights asked for.
+    pub(crate) access: Access,
+    /// The address work requests and peers will use for `start`.
+    pub(crate) iova: u64,
+}
+
 impl Umem {
-    /// The `len` bytes at user address `addr` of the calling process, for
-    /// the uses `access` allows: pinned (writable pages for any write
-    /// right), or with [`Access::ON_DEMAND`] left where they are.
-    /// The whole address space (`addr` 0, `len` `u64::MAX`) can only be
-    /// had on demand: implicit on-demand paging.
-    pub(crate) fn get<T>(dev: &Device<T>, addr: u64, len: u64, access: Access) -> Result<Self> {
+    /// The memory of `region` in the calling process, for the uses its
+    /// access allows: pinned (writable pages for any write right), or with
+    /// [`Access::ON_DEMAND`] left where they are. The whole address space
+    /// (start 0, length `u64::MAX`) can only be had on demand: implicit
+    /// on-demand paging, where offsets are addresses, so its iova must be
+    /// 0 too (`EINVAL`).
+    pub(crate) fn get<T>(dev: &Device<T>, region: &UserRegion) -> Result<Self> {
+        let UserRegion {
+            start,
+            length,
+            access,
+            iova,
+        } = *region;
         let writable = access.is_writable();
         Ok(Self(if !access.contains(Access::ON_DEMAND) {
-            UmemKind::Pinned(PinnedUmem::pin(dev, addr, len, access)?)
-        } else if addr == 0 && len == u64::MAX {
+            UmemKind::Pinned(PinnedUmem::pin(dev, start, length, access)?)
+        } else if start == 0 && length == u64::MAX {
+            if iova != 0 {
+                return Err(EINVAL);
+            }
             UmemKind::Implicit(ImplicitOdp::get(dev, access.0, writable)?)
         } else {
-            UmemKind::OnDemand(OdpUmem::get(dev, addr, len, access.0, writable)?)
+            UmemKind::OnDemand(OdpUmem::get(dev, start, length, access.0, writable)?)
         }))
     }
 

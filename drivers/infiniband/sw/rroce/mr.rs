@@ -135,15 +135,7 @@ impl Mr {
         if region.length == 0 {
             return Err(EINVAL);
         }
-        // An implicit MR's offsets are addresses: its iova must be 0 too.
-        if region.access.contains(Access::ON_DEMAND)
-            && region.start == 0
-            && region.length == u64::MAX
-            && region.iova != 0
-        {
-            return Err(EINVAL);
-        }
-        let umem = Umem::get(dev, region.start, region.length, region.access)?;
+        let umem = Umem::get(dev, region)?;
         let (_, core) = mrs.add(|index| {
             let core = MrCore {
                 pd: AtomicU32::new(pd.get()),
