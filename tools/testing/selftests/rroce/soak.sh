@@ -53,6 +53,11 @@ RPING_PORT=19300
 # within its 7 retries.
 RC_TIMEOUT=17
 RC_OPS=(send write-imm write read fetch-add)
+# NFS writing nothing for STALL_MINUTES whole minutes is a stall, of which
+# the first STALL_DUMPS leave the state of both VMs in the run directory.
+STALL_MINUTES=2
+STALL_DUMPS=3
+STALL_TRACE_SECONDS=20
 mkdir -p $OUT
 
 running() { [ $SECONDS -lt $END ]; }
@@ -88,13 +93,64 @@ runs() {
 # written: in VM 2, what the storage workloads have written so far (KiB
 # to the NVMe-oF namespace, and to the NFS mount), so that a stall shows
 # minute by minute.
+# Sets NFS_KIB.
 written() {
 	[ "$RROCE_VM" = 2 ] || return 0
-	local nvme nfs
+	local nvme
 	nvme=$(awk '{ print int($7 / 2) }' "/sys/block/${NS##*/}/stat" 2>/dev/null)
-	nfs=$(awk -v mnt="$MNT" '$1 == "device" { here = ($5 == mnt) }
+	NFS_KIB=$(awk -v mnt="$MNT" '$1 == "device" { here = ($5 == mnt) }
 		here && $1 == "bytes:" { print int($7 / 1024); exit }' /proc/self/mountstats)
-	echo "; written: NVMe-oF ${nvme:-?} KiB, NFS ${nfs:-?} KiB"
+	echo "; written: NVMe-oF ${nvme:-?} KiB, NFS ${NFS_KIB:-?} KiB"
+}
+
+# stall_check: in VM 2, once a minute: a stall if NFS has written nothing
+# for STALL_MINUTES while a file is being written (not in the NFSv4 grace
+# period at the start, before anything was).
+stall_check() {
+	[ "$RROCE_VM" = 2 ] || return 0
+	if [ "${NFS_KIB:-0}" = 0 ] || [ "$NFS_KIB" != "$stall_kib" ]; then
+		stall_kib=$NFS_KIB
+		stall_minutes=0
+		return 0
+	fi
+	stall_minutes=$((stall_minutes + 1))
+	if [ $stall_minutes = $STALL_MINUTES ] && [ $stalls -lt $STALL_DUMPS ]; then
+		stalls=$((stalls + 1))
+		vm_signal stall$stalls
+		stall_dump $stalls &
+	fi
+}
+
+# stall_dump N: what this VM sees of stall N, into the run directory as
+# stallN.vmK.*: the QPs and rroce's counters, the RPC tasks waiting, the
+# stacks of the NFS server's threads and of every blocked task, and
+# STALL_TRACE_SECONDS of rroce's tracepoints.
+stall_dump() {
+	local f=$RROCE_SHARED/stall$1.vm$RROCE_VM t=$TRACEFS
+	echo "# stall $1: dumped into $(basename "$f").*"
+	{ rdma res show qp; link_stats rroce0; } >$f.qp 2>&1
+	{ cat /sys/kernel/debug/sunrpc/rpc_clnt/*/tasks; grep -h "xprt:" /proc/self/mountstats
+	  cat /proc/net/rpc/nfsd; } >$f.rpc 2>/dev/null
+	for pid in $(pgrep -x nfsd) $(ps -eo pid=,stat= | awk '$2 ~ /^D/ { print $1 }'); do
+		echo "== $pid $(cat /proc/$pid/comm)"
+		cat /proc/$pid/stack
+	done >$f.stacks 2>&1
+	echo 16384 >$t/buffer_size_kb && echo 1 >$t/events/rroce/enable && echo 1 >$t/tracing_on &&
+		sleep $STALL_TRACE_SECONDS && echo 0 >$t/tracing_on && cat $t/trace >$f.trace
+	echo 0 >$t/events/rroce/enable
+	echo >$t/trace
+}
+
+# stall_watch: in VM 1, dump each stall VM 2 signals, until the end.
+stall_watch() {
+	local n=1
+	while running && [ $n -le $STALL_DUMPS ]; do
+		if [ -e "$RROCE_SHARED/sync.stall$n.vm2" ]; then
+			stall_dump $n
+			n=$((n + 1))
+		fi
+		sleep 2
+	done
 }
 
 # rdma_objects: rroce0's object counts, as `rdma res` prints them, but
@@ -271,6 +327,8 @@ fault_loop() {
 
 modprobe -a sch_netem dummy rdma_ucm || ktap_skip_all "no sch_netem, dummy or rdma_ucm"
 ip link add dummy0 type dummy && ip link set dummy0 up
+# For stall_dump.
+tracing_up && { mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; }
 driver_up rroce
 ktap_result $? "rroce0 on eth0"
 gid_index rroce0 "$RROCE_IP4" >/dev/null
@@ -309,12 +367,16 @@ faults=$!
 
 # --- Run, watching memory -----------------------------------------------
 
+[ "$RROCE_VM" = 1 ] && stall_watch &
 slab_peak=$slab_before
+stalls=0
 while running; do
 	nap 60
 	slab_now=$(slab_kib)
 	[ "$slab_now" -gt "$slab_peak" ] && slab_peak=$slab_now
-	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(written)"
+	written >$OUT/written
+	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(cat $OUT/written)"
+	stall_check
 done
 # The clients end once their run in progress does; then the servers, which
 # wait for clients that will not come, are stopped.
