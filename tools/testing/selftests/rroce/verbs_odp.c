@@ -6,7 +6,8 @@
  * QP A to QP B of one device (loopback); the kernel taking the pages away
  * (MADV_DONTNEED, then while traffic runs fork's copy-on-write and memory
  * compaction) with every byte checked after; an implicit MR of the whole
- * address space; ibv_advise_mr's prefetch, by
+ * address space; ATOMIC WRITE, a shared receive queue and UC on it too;
+ * ibv_advise_mr's prefetch, by
  * the uverbs ioctl, since Debian's rxe provider does not pass it on; and
  * WRITE and READ to memory the process unmapped, refused with a remote
  * access error, and a WRITE from it, with a local protection error.
@@ -309,6 +310,114 @@ static int ud(void)
 	return ok;
 }
 
+/* Waits for @n completions on @c, all successful. */
+static int all_ok(struct ibv_cq *c, int n)
+{
+	struct ibv_wc wc[4];
+	int got = poll_cq_for(c, wc, n, WAIT_S), ok = got == n;
+
+	for (int i = 0; i < got; i++)
+		if (wc[i].status) {
+			printf("# completion: %s\n", ibv_wc_status_str(wc[i].status));
+			ok = 0;
+		}
+	return ok;
+}
+
+/* Waits up to WAIT_S for @len bytes at @p to equal @want. */
+static int arrives(const char *p, const char *want, size_t len)
+{
+	double end = now() + WAIT_S;
+
+	while (memcmp(p, want, len))
+		if (now() > end)
+			return 0;
+	return 1;
+}
+
+/*
+ * What the first pair does not carry, each into B's memory just dropped:
+ * an ATOMIC WRITE (extended verbs), a SEND into a receive of a shared
+ * receive queue, an RDMA WRITE on UC.
+ */
+static int other_ops(int *atomic_ok, int *srq_ok, int *uc_ok)
+{
+	struct ibv_qp_init_attr_ex ax = {
+		.qp_type = IBV_QPT_RC, .pd = pd,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_SEND,
+	};
+	struct ibv_qp_init_attr init = { .cap = ax.cap };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_qp *x[2] = { NULL, NULL }, *u[2] = { NULL, NULL };
+	/* One CQ for each pair, as destroy_qps() takes them. */
+	struct ibv_cq *xcq[2] = { NULL, NULL }, *ucq[2] = { NULL, NULL };
+	struct ibv_srq *srq = NULL;
+	uint64_t value = 0x1122334455667788ull, *word = (uint64_t *)(b + 7 * 4096 + 16);
+	char *rbuf = b + 9 * 4096 + 100;
+	struct ibv_sge ssge = { .addr = (uintptr_t)a, .length = 4096, .lkey = mr_a->lkey };
+	struct ibv_sge rsge = { .addr = (uintptr_t)rbuf, .length = 4096, .lkey = mr_b->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &ssge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_ex *qpx;
+	union ibv_gid gid;
+	int i, ok, gid_index = ipv4_gid(ctx, &gid);
+
+	xcq[0] = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	srq = ibv_create_srq(pd, &sa);
+	ok = xcq[0] && srq && gid_index >= 0;
+	ax.send_cq = ax.recv_cq = init.send_cq = init.recv_cq = xcq[0];
+	x[0] = ok ? ibv_create_qp_ex(ctx, &ax) : NULL;
+	init.qp_type = IBV_QPT_RC;
+	init.srq = srq;
+	x[1] = x[0] ? ibv_create_qp(pd, &init) : NULL;
+	ok = x[1] && connect_rc(x[0], x[1]->qp_num, &gid, gid_index, 14, 7) &&
+	     connect_rc(x[1], x[0]->qp_num, &gid, gid_index, 14, 7);
+	if (!ok)
+		printf("# the RC pair with an SRQ: %s\n", strerror(errno));
+
+	madvise(b, LEN / 2, MADV_DONTNEED);
+	qpx = ok ? ibv_qp_to_qp_ex(x[0]) : NULL;
+	if (qpx) {
+		ibv_wr_start(qpx);
+		qpx->wr_id = 1;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_atomic_write(qpx, mr_b->rkey, (uintptr_t)word, &value);
+		*atomic_ok = !ibv_wr_complete(qpx) && all_ok(xcq[0], 1) && *word == value;
+	}
+
+	madvise(b, LEN / 2, MADV_DONTNEED);
+	fill(a, 4096, 7);
+	*srq_ok = ok && !ibv_post_srq_recv(srq, &rwr, &rbad) && !ibv_post_send(x[0], &wr, &bad) &&
+		  all_ok(xcq[0], 2) && !memcmp(rbuf, a, 4096);
+
+	init.qp_type = IBV_QPT_UC;
+	init.srq = NULL;
+	ucq[0] = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	init.send_cq = init.recv_cq = ucq[0];
+	for (i = 0; i < 2; i++)
+		u[i] = ucq[0] ? ibv_create_qp(pd, &init) : NULL;
+	ok = u[0] && u[1] && rc_ready_to_receive(u[0], u[1]->qp_num, &gid, gid_index) &&
+	     rc_ready_to_send(u[0], 14, 7) &&
+	     rc_ready_to_receive(u[1], u[0]->qp_num, &gid, gid_index) &&
+	     rc_ready_to_send(u[1], 14, 7);
+	madvise(b, LEN / 2, MADV_DONTNEED);
+	fill(pinned, 8192, 8);
+	ssge = (struct ibv_sge){ .addr = (uintptr_t)pinned, .length = 8192,
+				 .lkey = mr_pinned->lkey };
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)(b + 4096);
+	wr.wr.rdma.rkey = mr_b->rkey;
+	/* UC is done once sent: the data may land after. */
+	*uc_ok = ok && !ibv_post_send(u[0], &wr, &bad) && all_ok(ucq[0], 1) &&
+		 arrives(b + 4096, pinned, 8192);
+
+	ok = destroy_qps(u, ucq, 2) && destroy_qps(x, xcq, 2) && (!srq || !ibv_destroy_srq(srq));
+	return ok;
+}
+
 /* Rounds of WRITE pinned -> B and READ B -> A, each checked. */
 static int traffic(int rounds)
 {
@@ -335,13 +444,13 @@ int main(int argc, char **argv)
 	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
 	pthread_t thread;
 	uint64_t *word, *result;
-	int ok;
+	int ok, atomic_ok = 0, srq_ok = 0, uc_ok = 0;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..17\n");
+	printf("TAP version 13\n1..20\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	report(pd && caps_ok(),
@@ -408,6 +517,10 @@ int main(int argc, char **argv)
 
 	report(implicit(), "an implicit on-demand MR: WRITE across a chunk boundary, READ back");
 	report(ud(), "UD SEND from on-demand memory into a receive of on-demand memory");
+	ok = other_ops(&atomic_ok, &srq_ok, &uc_ok);
+	report(atomic_ok, "ATOMIC WRITE into on-demand memory just dropped");
+	report(srq_ok, "SEND into a shared receive queue's receive of on-demand memory");
+	report(uc_ok && ok, "UC RDMA WRITE into on-demand memory just dropped");
 
 	/*
 	 * Last: each error takes the QPs to the error state; a new pair
