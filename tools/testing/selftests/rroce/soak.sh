@@ -34,8 +34,8 @@ MINUTES=${SOAK_MINUTES:-120}
 FAULT_SECONDS=${SOAK_FAULT_SECONDS:-180}
 VM_TIMEOUT=${VM_TIMEOUT:-$((MINUTES * 60 + 1800))}
 in_vm || build_prog rc_stream -libverbs
-vm_main 2 "$PROG" "$MINUTES" "$FAULT_SECONDS"
-rc_stream=$1 MINUTES=$2 FAULT_SECONDS=$3
+vm_main 2 "$PROG" "$MINUTES" "$FAULT_SECONDS" "${SOAK_TRACE:-0}"
+rc_stream=$1 MINUTES=$2 FAULT_SECONDS=$3 TRACE=$4
 . "$SELFTESTS_DIR/nvmeof.sh"
 
 require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum
@@ -53,8 +53,10 @@ RPING_PORT=19300
 # within its 7 retries.
 RC_TIMEOUT=17
 RC_OPS=(send write-imm write read fetch-add)
-# NFS writing nothing for STALL_MINUTES whole minutes is a stall, of which
-# the first STALL_DUMPS leave the state of both VMs in the run directory.
+# NFS writing nothing for STALL_MINUTES whole minutes is a stall, and a QP
+# that gives up (retransmitted retry_cnt times) is a failure: of such
+# events the first STALL_DUMPS leave the state of both VMs in the run
+# directory (dump_watch).
 STALL_MINUTES=2
 STALL_DUMPS=3
 STALL_TRACE_SECONDS=20
@@ -114,20 +116,20 @@ stall_check() {
 		return 0
 	fi
 	stall_minutes=$((stall_minutes + 1))
-	if [ $stall_minutes = $STALL_MINUTES ] && [ $stalls -lt $STALL_DUMPS ]; then
-		stalls=$((stalls + 1))
-		vm_signal stall$stalls
-		stall_dump $stalls &
-	fi
+	[ $stall_minutes = $STALL_MINUTES ] && ask_dump "NFS wrote nothing for $STALL_MINUTES minutes"
 }
 
-# stall_dump N: what this VM sees of stall N, into the run directory as
-# stallN.vmK.*: the QPs and rroce's counters, the RPC tasks waiting, the
-# stacks of the NFS server's threads and of every blocked task, and
-# STALL_TRACE_SECONDS of rroce's tracepoints.
-stall_dump() {
-	local f=$RROCE_SHARED/stall$1.vm$RROCE_VM t=$TRACEFS
-	echo "# stall $1: dumped into $(basename "$f").*"
+# ask_dump WHY: have both VMs leave what they see now (dump_watch).
+ask_dump() { mkdir -p "$RROCE_SHARED/ask" && echo "$1" >"$RROCE_SHARED/ask/vm$RROCE_VM.$SECONDS"; }
+
+# dump NAME: what this VM sees, into the run directory as dump.NAME.vmK.*: the
+# QPs and rroce's counters, the RPC tasks waiting, the stacks of the NFS
+# server's threads and of every blocked task, and rroce's tracepoints: the
+# last of what they kept with SOAK_TRACE=1, else the next
+# STALL_TRACE_SECONDS.
+dump() {
+	local f=$RROCE_SHARED/dump.$1.vm$RROCE_VM t=$TRACEFS
+	echo "# $1 ($(cat "$RROCE_SHARED/ask/$1")): dumped into $(basename "$f").*"
 	{ rdma res show qp; link_stats rroce0; } >$f.qp 2>&1
 	{ cat /sys/kernel/debug/sunrpc/rpc_clnt/*/tasks; grep -h "xprt:" /proc/self/mountstats
 	  cat /proc/net/rpc/nfsd; } >$f.rpc 2>/dev/null
@@ -135,21 +137,36 @@ stall_dump() {
 		echo "== $pid $(cat /proc/$pid/comm)"
 		cat /proc/$pid/stack
 	done >$f.stacks 2>&1
-	echo 16384 >$t/buffer_size_kb && echo 1 >$t/events/rroce/enable && echo 1 >$t/tracing_on &&
-		sleep $STALL_TRACE_SECONDS && echo 0 >$t/tracing_on && cat $t/trace >$f.trace
-	echo 0 >$t/events/rroce/enable
-	echo >$t/trace
+	[ "$TRACE" = 1 ] || { trace_on && sleep $STALL_TRACE_SECONDS; }
+	echo 0 >$t/tracing_on && cat $t/trace >$f.trace && echo >$t/trace
+	if [ "$TRACE" = 1 ]; then echo 1 >$t/tracing_on; else echo 0 >$t/events/rroce/enable; fi
 }
 
-# stall_watch: in VM 1, dump each stall VM 2 signals, until the end.
-stall_watch() {
-	local n=1
-	while running && [ $n -le $STALL_DUMPS ]; do
-		if [ -e "$RROCE_SHARED/sync.stall$n.vm2" ]; then
-			stall_dump $n
+# trace_on: rroce's tracepoints into a ring buffer of 16 MiB.
+trace_on() {
+	echo 16384 >$TRACEFS/buffer_size_kb && echo 1 >$TRACEFS/events/rroce/enable &&
+		echo 1 >$TRACEFS/tracing_on
+}
+
+# dump_watch: every 5 s, ask for a dump when a QP of this VM gave up
+# (retry_exceeded_err moved); make each dump asked for, by either VM or by
+# hand (a file ask/NAME in the run directory, holding why), the first
+# STALL_DUMPS of them.
+dump_watch() {
+	local f name made=" " n=0 last now
+	last=$(link_counter rroce0 retry_exceeded_err)
+	while running; do
+		now=$(link_counter rroce0 retry_exceeded_err)
+		[ "$now" != "$last" ] && ask_dump "a QP of vm$RROCE_VM gave up: retry_exceeded_err $last -> $now"
+		last=$now
+		for f in "$RROCE_SHARED"/ask/*; do
+			name=${f##*/}
+			[ -e "$f" ] && [ "${made/ $name /}" = "$made" ] || continue
+			made="$made$name "
 			n=$((n + 1))
-		fi
-		sleep 2
+			[ $n -le $STALL_DUMPS ] && dump "$name"
+		done
+		sleep 5
 	done
 }
 
@@ -327,7 +344,7 @@ fault_loop() {
 
 modprobe -a sch_netem dummy rdma_ucm || ktap_skip_all "no sch_netem, dummy or rdma_ucm"
 ip link add dummy0 type dummy && ip link set dummy0 up
-# For stall_dump.
+# For dump.
 tracing_up && { mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; }
 driver_up rroce
 ktap_result $? "rroce0 on eth0"
@@ -367,9 +384,9 @@ faults=$!
 
 # --- Run, watching memory -----------------------------------------------
 
-[ "$RROCE_VM" = 1 ] && stall_watch &
+[ "$TRACE" = 1 ] && trace_on
+dump_watch &
 slab_peak=$slab_before
-stalls=0
 while running; do
 	nap 60
 	slab_now=$(slab_kib)
