@@ -215,6 +215,14 @@ impl Answers {
         false
     }
 
+    /// Whether the answer of the atomic at `psn` waits here.
+    pub(crate) fn holds_atomic(&self, psn: Psn) -> bool {
+        (0..self.len).any(|i| {
+            matches!(self.slots.get(self.slot(i)),
+                Some(Some(Answer::Atomic { psn: p, .. })) if *p == psn)
+        })
+    }
+
     /// Takes the oldest answer.
     pub(crate) fn take(&mut self) -> Option<Answer> {
         if self.len == 0 {

@@ -64,7 +64,7 @@ fn wait(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, a: Answer) {
     let _ = answers.push(a);
     if !answers.kicked && !answers.is_empty() {
         // Should the kick fail, the device timer runs every QP.
-        answers.kicked = dev.kick(qp.qpn, true).is_ok();
+        answers.kicked = qp.kick(dev, true).is_ok();
     }
 }
 
@@ -82,7 +82,7 @@ pub(crate) fn resume(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
         }
     }
     if !inner.recv.answers.is_empty() {
-        inner.recv.answers.kicked = dev.kick(qp.qpn, true).is_ok();
+        inner.recv.answers.kicked = qp.kick(dev, true).is_ok();
     }
 }
 

@@ -45,6 +45,7 @@ use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Flow;
 use crate::{answers, completer, requester, responder};
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{prelude::*, sync::Arc};
 
 /// QP1, the general services QP.
@@ -153,6 +154,7 @@ impl Qp {
                     recv_cq: links.recv.core(),
                     flow <- flow,
                     ud_mtu,
+                    listed: AtomicBool::new(false),
                     inner <- state,
                 }),
                 GFP_KERNEL,
@@ -222,7 +224,7 @@ impl Qp {
     /// on the high-priority ones, it ran after each of NVMe-oF's and cut
     /// fio's 4 KiB random reads on one device from 13 807 to 10 582 IOPS.
     fn kick(&self, dev: &impl Services, kernel: &KernelPosts) {
-        if kernel.set_due() && dev.kick(self.core.qpn, false).is_err() {
+        if kernel.set_due() && self.core.kick(dev, false).is_err() {
             kernel.clear_due();
         }
     }
@@ -415,6 +417,8 @@ impl QpCore {
     /// Sends the next burst of the answers that wait for the peer, then
     /// runs what a kernel consumer posted since the QP was last kicked.
     pub(crate) fn run_kicked(&self, dev: &impl Services) {
+        // Taken off the list: whatever asks from here on lists it again.
+        self.listed.store(false, Ordering::Release);
         if let Some(kernel) = &self.kernel {
             kernel.clear_due();
         }

@@ -36,6 +36,7 @@ use crate::user_ring::UserRing;
 use crate::work::{RecvWqe, SendWqe, Wc};
 use crate::xmit::Flow;
 use core::ops::DerefMut;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     new_mutex,
     prelude::*,
@@ -69,6 +70,9 @@ pub(crate) struct QpCore {
     pub(crate) flow: Flow,
     /// UD: the largest datagram, from the port's MTU at creation.
     pub(crate) ud_mtu: u32,
+    /// On the device's kick list, to run once however many ask before
+    /// ([`QpCore::kick`]).
+    pub(crate) listed: AtomicBool,
     /// Its state, which the verbs reach through their [`Live`] proof and
     /// the data path only until the QP is destroyed.
     #[pin]
@@ -192,6 +196,23 @@ impl QpInner {
 }
 
 impl QpCore {
+    /// Has the device's work run the QP soon ([`Services::kick`]), once
+    /// however many ask before it runs: each of its turns sends a burst of
+    /// answers and lists the QP again while more wait, so a QP listed twice
+    /// (a kernel consumer's post, and its answers) would keep two turns a
+    /// round, then three, and starve the other QPs' answers until their
+    /// peers gave up.
+    pub(crate) fn kick(&self, dev: &impl Services, urgent: bool) -> Result {
+        if self.listed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let listed = dev.kick(self.qpn, urgent);
+        if listed.is_err() {
+            self.listed.store(false, Ordering::Release);
+        }
+        listed
+    }
+
     /// The path MTU in bytes.
     pub(crate) fn mtu(&self, inner: &QpInner) -> u32 {
         if self.qp_type.is_ud() {

@@ -667,7 +667,13 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
         }
         Operation::CompareSwap | Operation::FetchAdd => {
             // One too old to be remembered is dropped: the requester has
-            // had its answer, or it would not have sent so many since.
+            // had its answer, or it would not have sent so many since. Nor
+            // is one whose answer still waits answered twice: a requester
+            // that keeps asking would fill the turns of a slow responder
+            // with answers it already has coming.
+            if inner.recv.answers.holds_atomic(psn) {
+                return;
+            }
             if let Some(orig) = inner.recv.atomic_result(psn) {
                 let answer = Answer::atomic(psn, orig, inner.recv.msn);
                 answers::answer(dev, qp, inner, answer);
