@@ -53,7 +53,7 @@ RPING_PORT=19300
 # within its 7 retries.
 RC_TIMEOUT=17
 RC_OPS=(send write-imm write read fetch-add)
-# NFS writing nothing for STALL_MINUTES whole minutes is a stall, and a QP
+# NFS writing nothing over STALL_MINUTES minute lines is a stall, and a QP
 # that gives up (retransmitted retry_cnt times) is a failure: of such
 # events the first STALL_DUMPS leave the state of both VMs in the run
 # directory (dump_watch).
@@ -94,8 +94,7 @@ runs() {
 
 # written: in VM 2, what the storage workloads have written so far (KiB
 # to the NVMe-oF namespace, and to the NFS mount), so that a stall shows
-# minute by minute.
-# Sets NFS_KIB.
+# minute by minute; sets NFS_KIB.
 written() {
 	[ "$RROCE_VM" = 2 ] || return 0
 	local nvme
@@ -105,9 +104,9 @@ written() {
 	echo "; written: NVMe-oF ${nvme:-?} KiB, NFS ${NFS_KIB:-?} KiB"
 }
 
-# stall_check: in VM 2, once a minute: a stall if NFS has written nothing
-# for STALL_MINUTES while a file is being written (not in the NFSv4 grace
-# period at the start, before anything was).
+# stall_check: in VM 2, at each minute line: a stall if NFS has written
+# nothing over STALL_MINUTES of them while a file is being written (not in
+# the NFSv4 grace period at the start, before anything was).
 stall_check() {
 	[ "$RROCE_VM" = 2 ] || return 0
 	if [ "${NFS_KIB:-0}" = 0 ] || [ "$NFS_KIB" != "$stall_kib" ]; then
