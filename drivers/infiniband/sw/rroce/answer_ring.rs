@@ -137,8 +137,6 @@ pub(crate) struct Answers {
     slots: KVec<Option<Answer>>,
     first: usize,
     len: usize,
-    /// The device's work is due to send them.
-    pub(crate) kicked: bool,
 }
 
 impl Answers {
@@ -147,7 +145,6 @@ impl Answers {
             slots: KVec::new(),
             first: 0,
             len: 0,
-            kicked: false,
         }
     }
 
@@ -264,7 +261,6 @@ impl Answers {
         let size = (self.len * 2).clamp(4, MAX_WAITING);
         let mut slots = KVec::with_capacity(size, GFP_KERNEL)?;
         let mut old = core::mem::replace(self, Self::new());
-        self.kicked = old.kicked;
         while let Some(a) = old.take() {
             // The capacity is there: nothing is lost.
             let _ = slots.push(Some(a), GFP_KERNEL);

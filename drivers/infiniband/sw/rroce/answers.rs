@@ -62,16 +62,15 @@ fn send_or_queue(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, a: Answe
 fn wait(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, a: Answer) {
     let answers = &mut inner.recv.answers;
     let _ = answers.push(a);
-    if !answers.kicked && !answers.is_empty() {
-        // Should the kick fail, the device timer runs every QP.
-        answers.kicked = qp.kick(dev, true).is_ok();
+    if !answers.is_empty() {
+        // Should the kick fail, the device timer sends them.
+        let _ = qp.kick(dev, true);
     }
 }
 
 /// Sends the next burst of the answers waiting, from the device's work,
 /// and has it come back for the rest.
 pub(crate) fn resume(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
-    inner.recv.answers.kicked = false;
     let mut budget = BURST;
     while budget > 0 {
         let Some(a) = inner.recv.answers.take() else {
@@ -82,7 +81,7 @@ pub(crate) fn resume(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
         }
     }
     if !inner.recv.answers.is_empty() {
-        inner.recv.answers.kicked = qp.kick(dev, true).is_ok();
+        let _ = qp.kick(dev, true);
     }
 }
 

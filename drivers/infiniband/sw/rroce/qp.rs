@@ -444,8 +444,8 @@ impl QpCore {
             return;
         };
         let inner = &mut *inner;
-        // Answers that a failed kick left waiting.
-        if !inner.recv.answers.is_empty() && !inner.recv.answers.kicked {
+        // Answers that a failed kick left waiting: the QP is not listed.
+        if !inner.recv.answers.is_empty() && !self.listed.load(Ordering::Acquire) {
             answers::resume(dev, self, inner);
         }
         match inner.attr.state {
