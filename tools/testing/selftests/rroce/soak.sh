@@ -361,7 +361,7 @@ if [ "$RROCE_VM" = 1 ]; then
 		rpc.nfsd --rdma=$NFS_PORT 2
 	ktap_result $? "NVMe-oF target and NFS/RDMA server up"
 	vm_signal serving
-	timeout $((MINUTES * 60 + 600)) rping -s -P -V -a "$RROCE_IP4" -p $RPING_PORT >$OUT/rping.server 2>&1 &
+	timeout $((MINUTES * 60 + 600)) rping -s -P -V -S 1024 -a "$RROCE_IP4" -p $RPING_PORT >$OUT/rping.server 2>&1 &
 	rping_server=$!
 	for k in "${!RC_OPS[@]}"; do
 		rc_server $k &
