@@ -5,13 +5,13 @@
 //! `answers.rs` sends them.
 
 use crate::limits::MAX_RD_ATOMIC;
-use crate::mr::MrCore;
+use crate::mw::RemoteTarget;
 use crate::proto::{
     headers::{Syndrome, UNLIMITED_CREDITS},
     opcode::Opcode,
     psn::Psn,
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::prelude::*;
 
 /// MSNs are 24 bits.
 const MSN_MASK: u32 = 0x00ff_ffff;
@@ -88,7 +88,7 @@ impl Answer {
 /// The response to a READ request, sent from packet `next` on.
 pub(crate) struct ReadResponse {
     /// None for a zero-length READ, which names no memory.
-    pub(crate) mr: Option<Arc<MrCore>>,
+    pub(crate) mr: Option<RemoteTarget>,
     pub(crate) offset: usize,
     pub(crate) len: usize,
     /// The PSN of the request, which its first packet takes.
@@ -105,7 +105,7 @@ impl ReadResponse {
     /// The response to a READ at `psn` of `len` bytes at `offset` in `mr`,
     /// in packets of `mtu` bytes, that completes message `msn`.
     pub(crate) fn new(
-        mr: Option<Arc<MrCore>>,
+        mr: Option<RemoteTarget>,
         offset: usize,
         len: usize,
         psn: Psn,

@@ -55,6 +55,9 @@ pub(crate) enum Counter {
     /// READs asked again while their response still waited to be sent:
     /// that response was sent again from where asked, none added.
     DuplicateReadMerged,
+    /// Packets for a connected QP that came from another address than
+    /// its peer's, or to another than its own.
+    DropBadAddress,
 }
 
 /// The counters' names, as `rdma statistic` prints them.
@@ -87,9 +90,10 @@ pub(crate) const NAMES: &[&CStr] = &[
     c_str!("rp_cnp_ignored"),
     c_str!("rp_cnp_handled"),
     c_str!("duplicate_read_merged"),
+    c_str!("drop_bad_address"),
 ];
 
-const COUNT: usize = Counter::DuplicateReadMerged as usize + 1;
+const COUNT: usize = Counter::DropBadAddress as usize + 1;
 const _: () = assert!(NAMES.len() == COUNT);
 
 /// A set of the counters: a port's own, or a set QPs are bound to.

@@ -38,7 +38,7 @@ use crate::srq::Srq;
 use crate::udp::{Transport, TransportUse};
 use crate::work::{RecvWqe, SendWqe};
 use crate::xmit::Stamp;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
 
 /// The rxe user ABI (`include/uapi/rdma/rdma_user_rxe.h`) that rdma-core's
@@ -76,7 +76,7 @@ pub(crate) struct RroceDevice {
     #[pin]
     mcast: Groups,
     /// The last protection domain number given.
-    last_pd: AtomicU32,
+    last_pd: AtomicU64,
     #[pin]
     counters: PortCounters,
     /// Keeps the RoCEv2 sockets open.
@@ -658,7 +658,7 @@ impl NewLink for RroceDevice {
                 qps <- qp::new_pool(),
                 ahs <- ah::new_pool(),
                 mcast <- Groups::new(),
-                last_pd: AtomicU32::new(0),
+                last_pd: AtomicU64::new(0),
                 counters <- PortCounters::new(LAST_COUNTER_SET),
                 _transport: transport,
                 port_active: AtomicBool::new(state == PortState::Active),

@@ -24,7 +24,7 @@ use crate::kernel_ext::{
 use crate::limits::{FIRST_MR_INDEX, LAST_MR_INDEX, MAX_FAST_REG_PAGES};
 use crate::pool::{PdNum, Pool};
 use crate::proto::wqe::FastReg;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
     new_spinlock,
     prelude::*,
@@ -61,7 +61,7 @@ pub(crate) struct Mr {
 /// deregistered; a fast-registration MR's pages are the consumer's, and
 /// nothing touches them once it is invalidated.
 pub(crate) struct MrCore {
-    pd: AtomicU32,
+    pd: AtomicU64,
     /// The memory windows bound to it, or `DEREGISTERED`.
     windows: AtomicU32,
     region: Region,
@@ -138,7 +138,7 @@ impl Mr {
         let umem = Umem::get(dev, region)?;
         let (_, core) = mrs.add(|index| {
             let core = MrCore {
-                pd: AtomicU32::new(pd.get()),
+                pd: AtomicU64::new(pd.get()),
                 windows: AtomicU32::new(0),
                 region: Region::User {
                     umem,
@@ -174,7 +174,7 @@ impl Mr {
                 access: Access::from_bits(0),
             };
             let core = MrCore {
-                pd: AtomicU32::new(pd.get()),
+                pd: AtomicU64::new(pd.get()),
                 windows: AtomicU32::new(0),
                 region: Region::Fast(KBox::pin_init(new_spinlock!(fast), GFP_KERNEL)?),
             };
@@ -229,6 +229,8 @@ impl Mr {
         else {
             return Err(EINVAL);
         };
+        // Both checked before either is changed: a refused rereg changes
+        // nothing.
         if let Some(access) = access {
             if !SUPPORTED_ACCESS.contains(access)
                 || (access.is_writable() && !writable)
@@ -236,13 +238,15 @@ impl Mr {
             {
                 return Err(eopnotsupp());
             }
+        }
+        // Its windows belong to the old PD.
+        if pd.is_some_and(|pd| pd != core.pd()) && core.windows.load(Ordering::Acquire) != 0 {
+            return Err(EBUSY);
+        }
+        if let Some(access) = access {
             rights.store(access.bits(), Ordering::Release);
         }
         if let Some(pd) = pd {
-            // Its windows belong to the old PD.
-            if pd != core.pd() && core.windows.load(Ordering::Acquire) != 0 {
-                return Err(EBUSY);
-            }
             core.pd.store(pd.get(), Ordering::Release);
         }
         Ok(())
@@ -381,9 +385,108 @@ pub(crate) fn lookup(
     Ok((mr, offset))
 }
 
+/// An MR a peer's request named by key, held for the request's later
+/// packets (a WRITE's, a READ response's): each checks again that the key
+/// still names the MR in the PD, for the access, as the first packet did.
+/// A deregistration, an invalidation (and registration anew), or a
+/// reregistration that took the right or moved the PD stops the request
+/// there: its pages are not touched again for it.
+pub(crate) struct RemoteMr {
+    mr: Arc<MrCore>,
+    key: Key,
+    pd: PdNum,
+    access: Access,
+}
+
+impl RemoteMr {
+    /// `mr`, which `key` named in PD `pd` for `access` a moment ago.
+    pub(crate) fn new(mr: Arc<MrCore>, key: Key, pd: PdNum, access: Access) -> Self {
+        Self {
+            mr,
+            key,
+            pd,
+            access,
+        }
+    }
+
+    /// Whether user memory is still named by the key, for the access.
+    fn user_still_named(&self, access: &AtomicU32) -> Result<(), MrError> {
+        let granted = Access::from_bits(access.load(Ordering::Acquire));
+        if self.mr.windows.load(Ordering::Acquire) & DEREGISTERED != 0 || self.mr.pd() != self.pd {
+            Err(MrError::Key)
+        } else if !granted.contains(self.access) {
+            Err(MrError::Access)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A fast-registration MR's pages, if the key still names it for the
+    /// access.
+    fn fast_still_named<'a>(&self, f: &'a FastRegion) -> Result<&'a KernelPages, MrError> {
+        if !f.valid || f.key != self.key || self.mr.pd() != self.pd {
+            Err(MrError::Key)
+        } else if !f.access.contains(self.access) {
+            Err(MrError::Access)
+        } else {
+            Ok(&f.pages)
+        }
+    }
+
+    /// Copies `src` to `offset`, which the lookup checked.
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), MrError> {
+        match &self.mr.region {
+            Region::User { umem, access, .. } => {
+                self.user_still_named(access)?;
+                umem.write(offset, src)
+            }
+            Region::Fast(fast) => {
+                let f = fast.lock();
+                self.fast_still_named(&f)?.write(offset, src)
+            }
+        }
+        .map_err(|_| MrError::Range)
+    }
+
+    /// Appends `len` bytes from `offset`, which the lookup checked, to `dst`.
+    pub(crate) fn read(
+        &self,
+        offset: usize,
+        len: usize,
+        dst: &mut Fill<'_>,
+    ) -> Result<(), MrError> {
+        match &self.mr.region {
+            Region::User { umem, access, .. } => {
+                self.user_still_named(access)?;
+                umem.read(offset, len, dst)
+            }
+            Region::Fast(fast) => {
+                let f = fast.lock();
+                self.fast_still_named(&f)?.read(offset, len, dst)
+            }
+        }
+        .map_err(|_| MrError::Range)
+    }
+
+    /// Faults on-demand pages in; see [`MrCore::fault_in`].
+    pub(crate) fn fault_in(&self, offset: usize, len: usize, write: bool) -> Result<(), MrError> {
+        self.mr.fault_in(offset, len, write)
+    }
+
+    /// Whether it is `mr`.
+    pub(crate) fn is(&self, mr: &Arc<MrCore>) -> bool {
+        Arc::ptr_eq(&self.mr, mr)
+    }
+
+    /// The access it was named for.
+    pub(crate) fn access(&self) -> Access {
+        self.access
+    }
+}
+
 impl MrCore {
     /// Its key now.
-    fn key(&self) -> Key {
+    pub(crate) fn key(&self) -> Key {
         match &self.region {
             Region::User { key, .. } => *key,
             Region::Fast(fast) => fast.lock().key,

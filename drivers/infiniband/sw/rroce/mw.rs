@@ -12,11 +12,12 @@
 
 use crate::ids::Key;
 use crate::kernel_ext::{
+    fill::Fill,
     random_u32,
     rdma::{Access, Lkey, MwType, Qpn, Rkey},
 };
 use crate::limits::{FIRST_MW_INDEX, LAST_MW_INDEX};
-use crate::mr::{self, MrCore, MrError};
+use crate::mr::{self, MrCore, MrError, RemoteMr};
 use crate::pool::{PdNum, Pool};
 use crate::proto::wqe::MwBind;
 use kernel::{
@@ -260,6 +261,87 @@ pub(crate) fn lookup_remote(
     }
 }
 
+/// The memory a peer's request named by an rkey, held for the request's
+/// later packets (a WRITE's, a READ response's), each of which checks again
+/// that the rkey names it: the MR's own checks ([`RemoteMr`]), and, through
+/// a window, that the window is still bound to the MR with that rkey and
+/// the right.
+pub(crate) struct RemoteTarget {
+    mr: RemoteMr,
+    window: Option<(Arc<MwCore>, Rkey)>,
+}
+
+impl RemoteTarget {
+    /// Whether the window, if any, still opens the MR to the rkey.
+    fn window_holds(&self) -> Result<(), MrError> {
+        let Some((mw, rkey)) = &self.window else {
+            return Ok(());
+        };
+        let b = mw.binding.lock();
+        match &b.window {
+            Some(w) if b.rkey == Key::from(*rkey) && self.mr.is(&w.mr) => {
+                if w.access.contains(self.mr.access()) {
+                    Ok(())
+                } else {
+                    Err(MrError::Access)
+                }
+            }
+            _ => Err(MrError::Key),
+        }
+    }
+
+    /// Copies `src` to `offset`, which the lookup checked.
+    pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), MrError> {
+        self.window_holds()?;
+        self.mr.write(offset, src)
+    }
+
+    /// Appends `len` bytes from `offset`, which the lookup checked, to `dst`.
+    pub(crate) fn read(
+        &self,
+        offset: usize,
+        len: usize,
+        dst: &mut Fill<'_>,
+    ) -> Result<(), MrError> {
+        self.window_holds()?;
+        self.mr.read(offset, len, dst)
+    }
+
+    /// Faults on-demand pages in; see [`MrCore::fault_in`].
+    pub(crate) fn fault_in(&self, offset: usize, len: usize, write: bool) -> Result<(), MrError> {
+        self.mr.fault_in(offset, len, write)
+    }
+}
+
+/// As [`lookup_remote`], held for the later packets of the request.
+pub(crate) fn hold_remote(
+    keys: Keys<'_>,
+    qp: ForQp,
+    rkey: Rkey,
+    access: Access,
+    va: u64,
+    len: u64,
+) -> Result<(RemoteTarget, usize), MrError> {
+    if is_mw_key(rkey) {
+        let mw = find(keys.mws, rkey).ok_or(MrError::Key)?;
+        let (mr, offset) = lookup_in(&mw, qp, rkey, access, va, len)?;
+        // Windows are bound to user MRs only, whose key never changes.
+        let key = mr.key();
+        let mr = RemoteMr::new(mr, key, qp.pd, access);
+        Ok((
+            RemoteTarget {
+                mr,
+                window: Some((mw, rkey)),
+            },
+            offset,
+        ))
+    } else {
+        let (mr, offset) = mr::lookup(keys.mrs, rkey.into(), qp.pd, access, va, len)?;
+        let mr = RemoteMr::new(mr, Key::from(rkey), qp.pd, access);
+        Ok((RemoteTarget { mr, window: None }, offset))
+    }
+}
+
 /// As [`mr::lookup`], for a window's rkey sent to `qp`.
 fn lookup(
     mws: &Pool<MwCore>,
@@ -270,6 +352,18 @@ fn lookup(
     len: u64,
 ) -> Result<(Arc<MrCore>, usize), MrError> {
     let mw = find(mws, rkey).ok_or(MrError::Key)?;
+    lookup_in(&mw, qp, rkey, access, va, len)
+}
+
+/// As [`lookup`], in window `mw`.
+fn lookup_in(
+    mw: &MwCore,
+    qp: ForQp,
+    rkey: Rkey,
+    access: Access,
+    va: u64,
+    len: u64,
+) -> Result<(Arc<MrCore>, usize), MrError> {
     if mw.pd != qp.pd {
         return Err(MrError::Key);
     }
@@ -289,7 +383,9 @@ fn lookup(
     if from.checked_add(len).ok_or(MrError::Range)? > w.length {
         return Err(MrError::Range);
     }
-    // Inside the window, which is inside the MR: this cannot overflow.
-    let offset = w.mr.offset_of(w.addr + from, len).ok_or(MrError::Range)?;
+    // Inside the window, which is inside the MR; but a zero-based window
+    // of an MR whose iova is near the top has addresses past 2^64.
+    let va = w.addr.checked_add(from).ok_or(MrError::Range)?;
+    let offset = w.mr.offset_of(va, len).ok_or(MrError::Range)?;
     Ok((w.mr.clone(), offset))
 }

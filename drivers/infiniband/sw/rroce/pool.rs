@@ -18,17 +18,19 @@ use kernel::{
 
 /// A protection domain's number, which the MRs, memory windows, AHs and QPs
 /// created in it carry: an object may only use another of the same PD.
+/// 64 bits, so that a process allocating PDs for ever never reaches
+/// another's number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PdNum(u32);
+pub(crate) struct PdNum(u64);
 
 impl PdNum {
     /// PD number `n`.
-    pub(crate) const fn new(n: u32) -> Self {
+    pub(crate) const fn new(n: u64) -> Self {
         Self(n)
     }
 
     /// The number, to store where a PD may change (an MR's).
-    pub(crate) const fn get(self) -> u32 {
+    pub(crate) const fn get(self) -> u64 {
         self.0
     }
 }

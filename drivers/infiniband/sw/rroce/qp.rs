@@ -373,6 +373,10 @@ impl QpCore {
             return false;
         };
         let inner = &mut *inner;
+        if !self.sent_by_peer(inner, ip) {
+            inner.count(dev, Counter::DropBadAddress);
+            return false;
+        }
         if ip::congestion_experienced(ip) {
             self.congestion_experienced(dev, inner);
         }
@@ -388,14 +392,28 @@ impl QpCore {
         inner.recv.ack_owed.is_some()
     }
 
-    /// A CNP of `bytes` came for this QP: with congestion control on, its
-    /// requester slows down if it is sending (RTS).
-    pub(crate) fn congestion_notified(&self, dev: &impl Services, bytes: u64) {
+    /// Whether a packet with IP header `ip` came from a connected QP's peer
+    /// to its own address, as the C rxe checks: any other host that can
+    /// reach the port could otherwise act as the peer by guessing the QP
+    /// number (for UC, which takes any PSN, and fatal NAKs, CNPs).
+    fn sent_by_peer(&self, inner: &QpInner, ip: &[u8]) -> bool {
+        !matches!(self.qp_type, QpType::Rc | QpType::Uc)
+            || (ip::source_gid(ip) == Some(inner.av.dgid)
+                && ip::destination_gid(ip) == Some(inner.av.sgid))
+    }
+
+    /// A CNP of `bytes` with IP header `ip` came for this QP: with
+    /// congestion control on, its requester slows down if it is sending
+    /// (RTS).
+    pub(crate) fn congestion_notified(&self, dev: &impl Services, bytes: u64, ip: &[u8]) {
         let live = self.inner.live();
         count_received(dev, live.as_deref(), bytes);
         let Some(mut inner) = live else {
             return dev.count(None, Counter::RpCnpIgnored, 1);
         };
+        if !self.sent_by_peer(&inner, ip) {
+            return inner.count(dev, Counter::DropBadAddress);
+        }
         let handled = dev.congestion_control()
             && inner.attr.state == QpState::Rts
             && inner.send.rate.cnp(now_ns(), &dev.cc_params());

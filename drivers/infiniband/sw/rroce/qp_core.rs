@@ -433,7 +433,11 @@ impl QpCore {
             add(w.wr_id, WcOpcode::from(w.opcode));
             self.send_done(inner.send.window.skip_untaken());
         }
-        loop {
+        // A process may move its producer index on while we flush: a ring's
+        // worth at most, what the ring can hold; the rest is the next
+        // doorbell's.
+        let untaken = self.sq.as_ref().map_or(u32::MAX, |sq| sq.capacity());
+        for _ in 0..untaken {
             let head = inner.send.window.head();
             match self.fetch(inner, head) {
                 Fetched::Empty => break,

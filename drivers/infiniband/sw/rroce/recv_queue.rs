@@ -9,9 +9,9 @@
 use crate::answer_ring::Answers;
 use crate::limits::MAX_RD_ATOMIC;
 use crate::local_mem::Memory;
-use crate::mr::MrCore;
+use crate::mw::RemoteTarget;
 use crate::proto::psn::Psn;
-use kernel::{prelude::*, sync::Arc};
+use kernel::prelude::*;
 
 /// A receive request being filled.
 pub(crate) struct Recv {
@@ -24,7 +24,7 @@ pub(crate) struct Recv {
 /// An RDMA WRITE being carried out.
 pub(crate) struct Write {
     /// None for a zero-length WRITE, which names no memory.
-    pub(crate) mr: Option<Arc<MrCore>>,
+    pub(crate) mr: Option<RemoteTarget>,
     pub(crate) offset: usize,
     pub(crate) remaining: usize,
     /// The length its RETH announced, for a WRITE with immediate.

@@ -358,10 +358,15 @@ fn send_packet(
 
 /// Sends what the send queue holds, as far as the window allows.
 pub(crate) fn run(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
+    // A process that goes on posting to a UC or UD QP while its doorbell
+    // runs must not keep the doorbell, and the QP's lock, for ever: one
+    // takes a ring's worth at most, what was there when it rang. Every post
+    // rings again.
+    let mut takes = qp.sq.as_ref().map_or(u32::MAX, |sq| sq.capacity());
     loop {
         let window = &inner.send.window;
         let before = (window.head(), window.next_slot());
-        send_some(dev, qp, inner);
+        send_some(dev, qp, inner, &mut takes);
         // On UC the requests before a fenced one complete as they are sent,
         // which lifts the fence at once: go on while that makes progress.
         let send = &inner.send;
@@ -376,9 +381,9 @@ pub(crate) fn run(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     }
 }
 
-/// Sends until the window, the queue or a fence stops it; completes what
-/// is done.
-fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
+/// Sends until the window, the queue, a fence or the number of requests it
+/// may still take (`takes`) stops it; completes what is done.
+fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut u32) {
     let mtu = qp.mtu(inner);
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
@@ -401,6 +406,10 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
                 }
             }
             Next::Take => {
+                let Some(left) = takes.checked_sub(1) else {
+                    break;
+                };
+                *takes = left;
                 let index = inner.send.window.next_slot();
                 let fetched = match inner.send.pending.take() {
                     Some(wqe) => Fetched::Wqe(wqe),

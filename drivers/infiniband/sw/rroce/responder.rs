@@ -16,12 +16,14 @@ use crate::kernel_ext::{
     rdma::{Access, AtomicOp, QpState, QpType, Rkey},
     write_barrier,
 };
+use crate::limits::MAX_MSG_SIZE;
 use crate::local_mem::Memory;
 use crate::mr::{MrCore, MrError};
-use crate::mw;
+use crate::mw::{self, RemoteTarget};
 use crate::proto::{
     cqe::{WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
     headers::{Feth, NakCode, Reth, Syndrome},
+    ip,
     opcode::{Opcode, Operation, Transport},
     packet::Packet,
     psn::Psn,
@@ -129,14 +131,20 @@ fn receive_rc(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packe
         }
         Err(Refusal::Nak(code)) => {
             // The request is dropped whole; the requester's QP fails.
-            if code == NakCode::RemoteAccessError {
-                inner.count(dev, Counter::AccessNakSent);
-            }
             inner.recv.write = None;
-            send_ack(dev, qp, inner, psn, Syndrome::Nak(code));
+            send_nak(dev, qp, inner, psn, code);
         }
         Err(Refusal::Local(status)) => local_error(dev, qp, inner, psn, status),
     }
+}
+
+/// Refuses the request at `psn` with a NAK of `code`, counting those for
+/// access errors.
+fn send_nak(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, psn: Psn, code: NakCode) {
+    if code == NakCode::RemoteAccessError {
+        inner.count(dev, Counter::AccessNakSent);
+    }
+    send_ack(dev, qp, inner, psn, Syndrome::Nak(code));
 }
 
 /// A receive request cannot hold the data: it completes in error, the peer
@@ -287,7 +295,9 @@ fn execute(
     let done = match bth.opcode.operation() {
         Operation::Send => send_packet(dev, qp, inner, pkt)?,
         Operation::Write => write_packet(dev, qp, inner, pkt, qp_access)?,
-        Operation::ReadRequest => read_request(dev, qp, inner, pkt, qp_access)?,
+        Operation::ReadRequest => Done::Read {
+            npsn: read(dev, qp, inner, pkt, qp_access)?,
+        },
         Operation::CompareSwap | Operation::FetchAdd => atomic(dev, qp, pkt, qp_access)?,
         Operation::AtomicWrite => atomic_write(dev, qp, pkt, qp_access)?,
         Operation::Flush => {
@@ -408,21 +418,6 @@ fn write_packet(
         }
     }
     Ok(Done::Packet)
-}
-
-/// An RDMA READ request: the QP's access, then what `read` checks.
-fn read_request(
-    dev: &impl Services,
-    qp: &QpCore,
-    inner: &mut QpInner,
-    pkt: &Packet<'_>,
-    qp_access: Access,
-) -> Result<Done, Refusal> {
-    if !qp_access.contains(Access::REMOTE_READ) {
-        return Err(Refusal::Nak(NakCode::RemoteAccessError));
-    }
-    let npsn = read(dev, qp, inner, pkt)?;
-    Ok(Done::Read { npsn })
 }
 
 /// A compare-and-swap or fetch-and-add: the QP's access, the AtomicETH,
@@ -587,18 +582,22 @@ fn finish_recv(
 ///
 /// A zero-length request names none: the IBTA (C9-88) lets it carry any
 /// address and R_Key, and rxe does not check them either; rsockets sends
-/// such WRITEs with immediate data.
+/// such WRITEs with immediate data. None may be longer than a message can
+/// be (2^31 bytes): its PSNs could pass half the PSN space.
 fn remote_target(
     dev: &impl Services,
     qp: &QpCore,
     reth: &Reth,
     access: Access,
-) -> Result<(Option<Arc<MrCore>>, usize), MrError> {
+) -> Result<(Option<RemoteTarget>, usize), Refusal> {
     if reth.dma_len == 0 {
         return Ok((None, 0));
     }
+    if reth.dma_len > MAX_MSG_SIZE {
+        return Err(Refusal::Nak(NakCode::InvalidRequest));
+    }
     let keys = dev.keys();
-    let (mr, offset) = mw::lookup_remote(
+    let (mr, offset) = mw::hold_remote(
         keys,
         qp.for_mw(),
         Rkey::new(reth.rkey),
@@ -609,14 +608,19 @@ fn remote_target(
     Ok((Some(mr), offset))
 }
 
-/// Answers a read request with its response, which goes out a burst at a
-/// time; returns the PSNs it takes.
+/// Answers a read request, new or repeated, with its response, which goes
+/// out a burst at a time, after checking the QP's access (`qp_access`),
+/// then the rkey and range; returns the PSNs it takes.
 fn read(
     dev: &impl Services,
     qp: &QpCore,
     inner: &mut QpInner,
     pkt: &Packet<'_>,
+    qp_access: Access,
 ) -> Result<u32, Refusal> {
+    if !qp_access.contains(Access::REMOTE_READ) {
+        return Err(Refusal::Nak(NakCode::RemoteAccessError));
+    }
     let reth = pkt
         .headers
         .ext
@@ -654,14 +658,14 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
             // retried read may also ask for more than was asked before (the
             // rest of a read whose later request was lost): then the PSNs
             // past the expected one are taken as new.
-            match read(dev, qp, inner, pkt) {
+            match read(dev, qp, inner, pkt, Access::from_bits(inner.attr.access)) {
                 Ok(npsn) => {
                     let end = psn + npsn;
                     if end.after(inner.recv.epsn) {
                         inner.recv.advance(end);
                     }
                 }
-                Err(Refusal::Nak(code)) => send_ack(dev, qp, inner, psn, Syndrome::Nak(code)),
+                Err(Refusal::Nak(code)) => send_nak(dev, qp, inner, psn, code),
                 Err(_) => {}
             }
         }
@@ -704,9 +708,11 @@ fn receive_ud(_dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Pack
     let Some(recv) = inner.recv.filling.as_mut() else {
         return;
     };
-    // The GRH: the IPv6 header, or the IPv4 header in its last 20 bytes.
+    // The GRH: the IPv6 header, or the IPv4 header in its last 20 bytes,
+    // without options.
     let mut grh = [0u8; GRH_LEN];
-    let n = ip.len().min(GRH_LEN);
+    let v4 = ip.first().is_some_and(|b| b >> 4 == 4);
+    let n = ip.len().min(if v4 { ip::IPV4_LEN } else { GRH_LEN });
     grh[GRH_LEN - n..].copy_from_slice(&ip[..n]);
     let ok = recv.segs.scatter(0, &grh).is_ok() && recv.segs.scatter(GRH_LEN, pkt.payload).is_ok();
     let status = if ok {

@@ -48,8 +48,8 @@ impl<T: Driver> EncapReceiver for Receiver<T> {
 pub(crate) enum Received<'a> {
     /// A request or response, and the IP header it came with.
     Packet(Packet<'a>, &'a [u8]),
-    /// A CNP for this QP number.
-    Cnp(u32),
+    /// A CNP for this QP number, and the IP header it came with.
+    Cnp(u32, &'a [u8]),
 }
 
 /// Checks a received datagram, which starts at its UDP header: its ICRC
@@ -61,7 +61,7 @@ pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a SkBuff) -> Result<Received<'a>, Co
         return Err(Counter::DropBadIcrc);
     }
     if let Some(qpn) = cnp::parse(payload) {
-        return Ok(Received::Cnp(qpn));
+        return Ok(Received::Cnp(qpn, ip));
     }
     let pkt = Packet::parse(payload, MAX_PAYLOAD).map_err(|_| Counter::DropBadHeader)?;
     Ok(Received::Packet(pkt, ip))

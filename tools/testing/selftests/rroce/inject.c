@@ -21,6 +21,12 @@
  * The READ flood: COUNT valid RDMA READ requests in sequence from PSN on,
  * each for LEN bytes at VA of the MR of RKEY (a path MTU of 1024 assumed),
  * as fast as the socket takes them, never waiting for a response.
+ *
+ *   inject --one DST SRC QPN PSN OPCODE RKEY VA LEN PAYLOAD
+ *
+ * One request of OPCODE (a number) at PSN, from SRC, which need not be this
+ * host's address: a RETH of RKEY, VA and LEN if the opcode has one, then
+ * PAYLOAD bytes of 0xa5.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,7 +47,8 @@
 #define FAR 0x700000		/* 2^23 - 2^20 */
 
 enum {
-	SEND_ONLY = 0x04, WRITE_FIRST = 0x06, WRITE_ONLY = 0x0a, READ_REQUEST = 0x0c,
+	SEND_ONLY = 0x04, WRITE_FIRST = 0x06, WRITE_ONLY = 0x0a, WRITE_ONLY_IMM = 0x0b,
+	READ_REQUEST = 0x0c,
 	READ_RESPONSE_FIRST = 0x0d, ACK = 0x11, ATOMIC_ACK = 0x12, CMP_SWAP = 0x13,
 	SEND_ONLY_INV = 0x17,
 };
@@ -288,6 +295,37 @@ static int read_flood(char **argv)
 	return 0;
 }
 
+static int one(char **argv)
+{
+	static uint8_t pkt[MAX_PKT];
+	uint32_t psn = strtoul(argv[1], NULL, 0) & 0xffffff;
+	uint8_t opcode = strtoul(argv[2], NULL, 0);
+	uint32_t rkey = strtoul(argv[3], NULL, 0), len = strtoul(argv[5], NULL, 0);
+	uint64_t va = strtoull(argv[4], NULL, 0);
+	size_t payload = strtoul(argv[6], NULL, 0), reth = 0;
+	unsigned long blocked = 0;
+	int fd = open_raw();
+
+	if (fd < 0 || payload > 4096)
+		return 1;
+	if (opcode == WRITE_FIRST || opcode == WRITE_ONLY || opcode == WRITE_ONLY_IMM ||
+	    opcode == READ_REQUEST) {
+		put64(body(pkt), va);
+		put32(body(pkt) + 8, rkey);
+		put32(body(pkt) + 12, len);
+		reth = 16;
+	}
+	memset(body(pkt) + reth, 0xa5, payload);
+	printf("# opcode %#x to %s QPN %#x PSN %#x from %s: rkey %#x va %#llx length %#x, "
+	       "%zu bytes\n", opcode, inet_ntoa(dst), victim_qpn, psn, argv[-1], rkey,
+	       (unsigned long long)va, len, payload);
+	if (send_packet(fd, pkt, build(pkt, opcode, victim_qpn, psn, 0, reth + payload),
+			&blocked))
+		return 1;
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t pkt[MAX_PKT];
@@ -301,9 +339,18 @@ int main(int argc, char **argv)
 		crc_init();
 		return read_flood(argv + 2);
 	}
+	if (argc == 11 && !strcmp(argv[1], "--one") && inet_aton(argv[2], &dst) &&
+	    inet_aton(argv[3], &src)) {
+		victim_qpn = strtoul(argv[4], NULL, 0) & 0xffffff;
+		rng = 0x6f6e65ULL;
+		crc_init();
+		return one(argv + 4);
+	}
 	if (argc < 6 || !inet_aton(argv[1], &dst) || !inet_aton(argv[2], &src)) {
 		fprintf(stderr, "usage: %s DST SRC QPN PSN COUNT [SEED]\n"
-			"       %s --read DST SRC QPN PSN COUNT RKEY VA LEN\n", argv[0], argv[0]);
+			"       %s --read DST SRC QPN PSN COUNT RKEY VA LEN\n"
+			"       %s --one DST SRC QPN PSN OPCODE RKEY VA LEN PAYLOAD\n", argv[0],
+			argv[0], argv[0]);
 		return 2;
 	}
 	victim_qpn = strtoul(argv[3], NULL, 0) & 0xffffff;

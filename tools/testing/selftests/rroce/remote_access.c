@@ -3,8 +3,9 @@
  * Remote access that must be refused: RDMA WRITE, RDMA READ and fetch-and-add
  * from QP A to QP B of one device (loopback) with a wrong rkey, past the end
  * of B's MR, on an MR without the right, with the rkey of a deregistered
- * MR, through a type 2 memory window after it was invalidated, and to a QP
- * that does not grant the right. Each must complete on A with
+ * MR, through a type 2 memory window after it was invalidated, through a
+ * zero-based window at addresses past 2^64, and to a QP that does not grant
+ * the right. Each must complete on A with
  * IBV_WC_REM_ACCESS_ERR and leave B's memory, and A's buffer for a READ or
  * an atomic's result, exactly as they were. Zero-length WRITEs and READs,
  * which name no memory, succeed whatever their key.
@@ -253,6 +254,54 @@ out:
 	return (struct target){ rkey, tgt };
 }
 
+/*
+ * A zero-based type 2 window over all of an MR whose iova is the last page
+ * below 2^64: offset 0x1000 of the window would be address 2^64, past the
+ * end of the address space. The window stays bound until release_window().
+ */
+static struct ibv_mr *mr_high;
+static struct target past_2_64(enum ibv_wr_opcode op)
+{
+	uint64_t iova = 0xfffffffffffff000ULL;
+	struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
+	uint32_t rkey = 0;
+	double end = now() + WAIT_S;
+
+	(void)op;
+	mr_high = ibv_reg_mr_iova(pd, tgt, LEN, iova, ALL | IBV_ACCESS_MW_BIND);
+	mw = mr_high ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
+	if (!mw) {
+		printf("# no MR at iova %#llx or no window: %s\n", (unsigned long long)iova,
+		       strerror(errno));
+		return (struct target){ 0, (char *)0x1000 };
+	}
+	rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr_high, .addr = iova,
+		.length = LEN,
+		.mw_access_flags = (ALL & ~IBV_ACCESS_LOCAL_WRITE) | IBV_ACCESS_ZERO_BASED };
+	if (ibv_post_send(qp[1], &wr, &bad))
+		printf("# binding the window failed\n");
+	while (ibv_poll_cq(cq[1], 1, &wc) != 1 && now() < end)
+		;
+	if (wc.status != IBV_WC_SUCCESS)
+		printf("# bind: %s\n", ibv_wc_status_str(wc.status));
+	return (struct target){ rkey, (char *)0x1000 };
+}
+
+/* Deallocates the window and MR a target left bound, if any. */
+static int release_window(void)
+{
+	int ok = (!mw || !ibv_dealloc_mw(mw)) && (!mr_high || !ibv_dereg_mr(mr_high));
+
+	mw = NULL;
+	mr_high = NULL;
+	return ok;
+}
+
 /* B's QP grants no remote rights at all. */
 static struct target qp_denies(enum ibv_wr_opcode op)
 {
@@ -274,6 +323,7 @@ static const struct {
 	{ deregistered, "the rkey of a deregistered MR" },
 	{ invalidated, "an invalidated type 2 memory window" },
 	{ qp_denies, "a QP that grants no remote rights" },
+	{ past_2_64, "a zero-based window past 2^64" },
 };
 
 static const struct {
@@ -311,6 +361,7 @@ int main(int argc, char **argv)
 			char what[128];
 
 			ok = make_pair() && refused(ops[o].op, targets[t].target(ops[o].op));
+			ok &= release_window();
 			ok &= destroy_pair();
 			snprintf(what, sizeof(what), "%s to %s: REM_ACCESS_ERR, memory unchanged",
 				 ops[o].name, targets[t].what);

@@ -3,8 +3,9 @@
 #
 # Remote access that must be refused (remote_access.c): WRITE, READ and
 # fetch-and-add with a wrong rkey, past the MR's end, without the right,
-# after deregistration, through an invalidated memory window, and to a QP
-# that grants nothing, each ending in IBV_WC_REM_ACCESS_ERR with memory
+# after deregistration, through an invalidated memory window or a
+# zero-based one past 2^64, and to a QP that grants nothing, each ending
+# in IBV_WC_REM_ACCESS_ERR with memory
 # unchanged; and zero-length WRITE and READ, whose key the IBTA leaves
 # unchecked, succeeding whatever key they carry. Tested on rroce; then run on the C rdma_rxe and only reported,
 # for Documentation/datapath.rst's comparison.

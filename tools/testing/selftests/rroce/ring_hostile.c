@@ -3,7 +3,8 @@
  * Hostile rings: a process writes into its own mmap-ed SQ, RQ, SRQ and CQ
  * rings what the rxe provider never would (random bytes, huge SGE counts,
  * lengths that lie, unknown and stale lkeys, producer indices far ahead,
- * requests rewritten while the kernel takes them, a CQ made to look full)
+ * requests rewritten while the kernel takes them, a CQ made to look full,
+ * producer indices moved on by a thread while the doorbell runs)
  * and rings the doorbell itself: the zero-WR POST_SEND, written raw to the
  * uverbs fd. Each must end in an error completion or the error state, with
  * no byte written outside the memory the process registered for it; the
@@ -87,12 +88,12 @@ static struct ibv_cq *cq_with_ring(struct ring *ring)
 	return cq;
 }
 
-/* Creates an RC QP and finds its SQ and (without @srq) RQ rings. */
-static struct ibv_qp *qp_with_rings(struct ibv_cq *cq, struct ibv_srq *srq, struct ring *sq,
-				    struct ring *rq)
+/* Creates an RC or UC QP and finds its SQ and (without @srq) RQ rings. */
+static struct ibv_qp *qp_with_rings(enum ibv_qp_type type, struct ibv_cq *cq, struct ibv_srq *srq,
+				    struct ring *sq, struct ring *rq)
 {
 	struct ibv_qp_init_attr a = {
-		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = type,
 		.cap = { .max_send_wr = 16, .max_recv_wr = srq ? 0 : 16, .max_send_sge = 2,
 			 .max_recv_sge = srq ? 0 : 2, .max_inline_data = 64 },
 	};
@@ -121,7 +122,7 @@ static struct ibv_qp *qp_with_rings(struct ibv_cq *cq, struct ibv_srq *srq, stru
 	return qp;
 }
 
-static int make_pair(struct pair *p, int with_srq)
+static int make_pair(struct pair *p, int with_srq, enum ibv_qp_type type)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 2 } };
 	uintptr_t before[MAX_MAPS];
@@ -137,7 +138,7 @@ static int make_pair(struct pair *p, int with_srq)
 	}
 	for (int i = 0; i < 2; i++) {
 		p->cq[i] = cq_with_ring(&p->cq_ring[i]);
-		p->qp[i] = p->cq[i] ? qp_with_rings(p->cq[i], i ? p->srq : NULL, &p->sq[i],
+		p->qp[i] = p->cq[i] ? qp_with_rings(type, p->cq[i], i ? p->srq : NULL, &p->sq[i],
 						    &p->rq[i]) : NULL;
 		if (!p->qp[i]) {
 			printf("# creating a CQ or QP: %s\n", strerror(errno));
@@ -511,21 +512,106 @@ static int cq_consumer(struct pair *p)
 	return guard_intact();
 }
 
+static volatile int chasing;
+
+/* Keeps the producer index of the SQ @arg one past what the kernel took. */
+static void *chaser(void *arg)
+{
+	struct ring *sq = arg;
+
+	while (chasing)
+		produce(sq, (*idx(sq, CONSUMER) + 1) & mask(sq));
+	return NULL;
+}
+
+/*
+ * Rings A's doorbell while a thread chases its producer index; returns
+ * whether the doorbell returned, and how long it took in @took.
+ */
+static int chased_doorbell(struct pair *p, double *took)
+{
+	pthread_t t;
+	int ok;
+
+	chasing = 1;
+	if (pthread_create(&t, NULL, chaser, &p->sq[0]))
+		return 0;
+	*took = now();
+	ok = doorbell(p->qp[0]);
+	*took = now() - *took;
+	chasing = 0;
+	pthread_join(t, NULL);
+	return ok;
+}
+
+/*
+ * A in ERR, every slot a zero-length WRITE, and a thread that keeps the
+ * producer index one past what the kernel has taken: the doorbell, which
+ * flushes, takes a ring's worth at most and returns; every completion is a
+ * flush. (Needs a second CPU to race the kernel: the test runs with two.)
+ */
+static int flush_chased(struct pair *p)
+{
+	struct ring *sq = &p->sq[0];
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	double took;
+	int n = 0, flushed = 0, ok;
+
+	for (uint32_t i = 0; i <= mask(sq); i++)
+		write_wqe(slot(sq, i), i, 0, 0);
+	if (ibv_modify_qp(p->qp[0], &a, IBV_QP_STATE))
+		return 0;
+	ok = chased_doorbell(p, &took);
+	while (ibv_poll_cq(p->cq[0], 1, &wc) == 1) {
+		n++;
+		flushed += wc.status == IBV_WC_WR_FLUSH_ERR;
+	}
+	printf("# the doorbell returned after %.3f s: %d completions, %d of them flushes\n", took,
+	       n, flushed);
+	return ok && n == flushed && guard_intact();
+}
+
+/*
+ * UC, where a request completes as it is sent: every slot an unsignalled
+ * zero-length WRITE, and a thread keeping the producer index ahead while
+ * the doorbell sends. The doorbell takes a ring's worth at most and
+ * returns; A stays ready.
+ */
+static int uc_chased(struct pair *p)
+{
+	struct ring *sq = &p->sq[0];
+	double took;
+	int ok;
+
+	for (uint32_t i = 0; i <= mask(sq); i++) {
+		write_wqe(slot(sq, i), i, 0, 0);
+		((struct rxe_send_wqe *)slot(sq, i))->wr.send_flags = 0;
+	}
+	ok = chased_doorbell(p, &took);
+	printf("# the doorbell returned after %.3f s\n", took);
+	return ok && rts(p->qp[0]) && guard_intact();
+}
+
 static const struct {
 	int (*run)(struct pair *p);
-	int srq;
+	int srq, uc;
 	const char *what;
 } attacks[] = {
-	{ sq_random, 0, "SQ of random bytes, producer index at full: error completion, A in ERR" },
-	{ producer_far, 0, "producer index 0xdeadbeef over zero-length WRITEs: exactly the masked "
+	{ sq_random, 0, 0, "SQ of random bytes, producer index at full: error completion, A in ERR" },
+	{ producer_far, 0, 0, "producer index 0xdeadbeef over zero-length WRITEs: exactly the masked "
 			   "index's requests complete, each successfully" },
-	{ rewritten, 0, "RDMA WRITEs rung one by one while a thread rewrites the SQ: no hang, "
+	{ rewritten, 0, 0, "RDMA WRITEs rung one by one while a thread rewrites the SQ: no hang, "
 			"guard intact" },
-	{ rq_garbage, 0, "B's RQ of random bytes: a SEND to it gives B an error completion" },
-	{ recv_into_ro, 0, "a receive into an MR without local write: LOC_PROT_ERR, MR untouched" },
-	{ srq_garbage, 1, "B's SRQ of random bytes: a SEND to it gives B an error completion" },
-	{ cq_producer, 0, "the CQ's producer index scribbled: the kernel's own overwrites it" },
-	{ cq_consumer, 0, "the CQ's consumer index set to look full: overflow puts A in ERR" },
+	{ rq_garbage, 0, 0, "B's RQ of random bytes: a SEND to it gives B an error completion" },
+	{ recv_into_ro, 0, 0, "a receive into an MR without local write: LOC_PROT_ERR, MR untouched" },
+	{ srq_garbage, 1, 0, "B's SRQ of random bytes: a SEND to it gives B an error completion" },
+	{ cq_producer, 0, 0, "the CQ's producer index scribbled: the kernel's own overwrites it" },
+	{ cq_consumer, 0, 0, "the CQ's consumer index set to look full: overflow puts A in ERR" },
+	{ flush_chased, 0, 0, "A in ERR, a thread keeping its producer index ahead of what the "
+			      "kernel took: the doorbell returns, every completion a flush" },
+	{ uc_chased, 0, 1, "UC, a thread keeping the producer index ahead while the doorbell "
+			   "sends: the doorbell returns, A stays ready" },
 };
 
 int main(int argc, char **argv)
@@ -561,13 +647,15 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(bad_wqes); i++) {
 		char what[128];
 
-		ok = make_pair(&p, 0) && one_bad(&p, bad_wqes[i].spoil, bad_wqes[i].want);
+		ok = make_pair(&p, 0, IBV_QPT_RC) &&
+		     one_bad(&p, bad_wqes[i].spoil, bad_wqes[i].want);
 		snprintf(what, sizeof(what), "one request with %s: %s, A in ERR", bad_wqes[i].what,
 			 ibv_wc_status_str(bad_wqes[i].want));
 		report(destroy_pair(&p) && ok, what);
 	}
 	for (i = 0; i < ARRAY_SIZE(attacks); i++) {
-		ok = make_pair(&p, attacks[i].srq) && attacks[i].run(&p);
+		ok = make_pair(&p, attacks[i].srq, attacks[i].uc ? IBV_QPT_UC : IBV_QPT_RC) &&
+		     attacks[i].run(&p);
 		report(destroy_pair(&p) && ok, attacks[i].what);
 	}
 

@@ -29,9 +29,9 @@ impl RroceDevice {
         };
         let (pkt, ip) = match udp::parse(&data.crc, &skb) {
             Ok(Received::Packet(pkt, ip)) => (pkt, ip),
-            Ok(Received::Cnp(qpn)) => {
+            Ok(Received::Cnp(qpn, ip)) => {
                 match data.qps().get(qpn) {
-                    Some(qp) => qp.congestion_notified(dev, bytes),
+                    Some(qp) => qp.congestion_notified(dev, bytes, ip),
                     None => {
                         count_for_port();
                         data.count(Counter::DropUnknownQp);

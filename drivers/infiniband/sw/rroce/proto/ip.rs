@@ -67,14 +67,24 @@ pub(crate) fn congestion_experienced(ip: &[u8]) -> bool {
 /// The address a received packet was sent to, from its IP header, as a
 /// GID (IPv4 mapped); `None` if `ip` is no whole IPv4 or IPv6 header.
 pub(crate) fn destination_gid(ip: &[u8]) -> Option<[u8; 16]> {
+    gid_at(ip, 16, 24)
+}
+
+/// The address a received packet was sent from, as [`destination_gid`].
+pub(crate) fn source_gid(ip: &[u8]) -> Option<[u8; 16]> {
+    gid_at(ip, 12, 8)
+}
+
+/// The address at offset `v4` of an IPv4 header, or `v6` of an IPv6 one.
+fn gid_at(ip: &[u8], v4: usize, v6: usize) -> Option<[u8; 16]> {
     let mut gid = [0u8; 16];
     match ip.first()? >> 4 {
         4 if ip.len() >= IPV4_LEN => {
             gid[10] = 0xff;
             gid[11] = 0xff;
-            gid[12..].copy_from_slice(&ip[16..20]);
+            gid[12..].copy_from_slice(&ip[v4..v4 + 4]);
         }
-        6 if ip.len() >= IPV6_LEN => gid.copy_from_slice(&ip[24..40]),
+        6 if ip.len() >= IPV6_LEN => gid.copy_from_slice(&ip[v6..v6 + 16]),
         _ => return None,
     }
     Some(gid)
@@ -209,7 +219,7 @@ mod tests {
     }
 
     #[test]
-    fn destination_gids() {
+    fn source_and_destination_gids() {
         let h = IpHeader {
             saddr: v4([10, 0, 0, 1]),
             daddr: v4([239, 1, 2, 3]),
@@ -219,6 +229,7 @@ mod tests {
         let mut out = [0u8; 48];
         let n = h.write_with_udp(1, 0, &mut out).unwrap();
         assert_eq!(destination_gid(&out[..n]), Some(v4([239, 1, 2, 3])));
+        assert_eq!(source_gid(&out[..n]), Some(v4([10, 0, 0, 1])));
         let mut d = [0u8; 16];
         d[0] = 0xff;
         d[15] = 7;
@@ -230,7 +241,9 @@ mod tests {
         };
         let n = h6.write_with_udp(1, 0, &mut out).unwrap();
         assert_eq!(destination_gid(&out[..n]), Some(d));
+        assert_eq!(source_gid(&out[..n]), Some([1; 16]));
         assert_eq!(destination_gid(&out[..39]), None);
+        assert_eq!(source_gid(&out[..39]), None);
         assert_eq!(destination_gid(&[0x45; 19]), None);
         assert_eq!(destination_gid(&[0x55; 40]), None);
         assert_eq!(destination_gid(&[]), None);
