@@ -395,9 +395,11 @@ impl QpCore {
     /// Whether a packet with IP header `ip` came from a connected QP's peer
     /// to its own address, as the C rxe checks: any other host that can
     /// reach the port could otherwise act as the peer by guessing the QP
-    /// number (for UC, which takes any PSN, and fatal NAKs, CNPs).
+    /// number (for UC, which takes any PSN, and fatal NAKs, CNPs). A QP
+    /// without a peer yet (Reset, Init) drops the packet for its state.
     fn sent_by_peer(&self, inner: &QpInner, ip: &[u8]) -> bool {
         !matches!(self.qp_type, QpType::Rc | QpType::Uc)
+            || matches!(inner.attr.state, QpState::Reset | QpState::Init)
             || (ip::source_gid(ip) == Some(inner.av.dgid)
                 && ip::destination_gid(ip) == Some(inner.av.sgid))
     }
