@@ -33,11 +33,6 @@ void rroce_dev_put(struct net_device *dev)
 	dev_put(dev);
 }
 
-void rroce_ib_device_hold(struct ib_device *dev)
-{
-	refcount_inc(&dev->refcount);
-}
-
 bool rroce_netif_oper_up(const struct net_device *dev)
 {
 	return netif_running(dev) && netif_carrier_ok(dev);

@@ -34,7 +34,6 @@ struct ib_device *rroce_rdma_device_to_ibdev(struct device *device);
 
 void rroce_dev_hold(struct net_device *dev);
 void rroce_dev_put(struct net_device *dev);
-void rroce_ib_device_hold(struct ib_device *dev);
 bool rroce_netif_oper_up(const struct net_device *dev);
 bool rroce_is_vlan_dev(const struct net_device *dev);
 void rroce_netdev_eui64(const struct net_device *dev, u8 *eui);

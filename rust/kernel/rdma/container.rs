@@ -13,7 +13,10 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
-use super::{device::Held, Device, Driver, Registry};
+use super::{
+    device::{DeviceRef, Held},
+    Device, Driver, Registry,
+};
 use crate::{
     bindings,
     kernel_ext::net::{NetDevice, SkBuff},
@@ -25,7 +28,7 @@ use core::{
 };
 use kernel::{
     sync::Arc,
-    types::{ARef, Opaque},
+    types::Opaque,
 };
 
 /// The kernel's tick counter, `jiffies`.
@@ -53,6 +56,9 @@ pub(super) struct Container<T: Driver> {
     pub(super) kick_since: AtomicUsize,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
+    /// How many runs of `rx_work` and `kick_work` are under way, for
+    /// `dealloc_driver` (see `quiesce`); 0 as the device is allocated.
+    pub(super) work_running: AtomicUsize,
     pub(super) data: T,
 }
 
@@ -92,6 +98,7 @@ impl<T: Driver> Container<T> {
     pub(super) unsafe extern "C" fn rx_work(work: *mut bindings::work_struct) {
         // SAFETY: Guaranteed by the caller.
         let c = unsafe { &*work.byte_sub(offset_of!(Self, rx_work)).cast::<Self>() };
+        c.work_running.fetch_add(1, Ordering::Acquire);
         // SAFETY: The device is alive while its work may run.
         let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
         // Else whoever takes packets now queues this work again if it
@@ -104,6 +111,8 @@ impl<T: Driver> Container<T> {
                 dev.queue_rx(urgent);
             }
         }
+        // The last touch of the device.
+        c.work_running.fetch_sub(1, Ordering::Release);
     }
 
     /// # Safety
@@ -112,6 +121,7 @@ impl<T: Driver> Container<T> {
     pub(super) unsafe extern "C" fn kick_work(work: *mut bindings::work_struct) {
         // SAFETY: Guaranteed by the caller.
         let c = unsafe { &*work.byte_sub(offset_of!(Self, kick_work)).cast::<Self>() };
+        c.work_running.fetch_add(1, Ordering::Acquire);
         // A run after one that left the work due goes on with its streak.
         let _ = c
             .kick_since
@@ -121,6 +131,30 @@ impl<T: Driver> Container<T> {
         // SAFETY: `work` is initialised.
         if !unsafe { bindings::rroce_work_pending(work) } {
             c.kick_since.store(0, Ordering::Relaxed);
+        }
+        // The last touch of the device.
+        c.work_running.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Waits until neither `rx_work` nor `kick_work` is queued or running.
+    /// Each is queued on the high-priority or the ordinary workers, and a
+    /// run on one may queue it on the other: `cancel_work_sync` waits only
+    /// for a run where it was queued last. So: wait until no run is under
+    /// way (a run queues the work again before it ends), then cancel what
+    /// that left queued; a cancel blocks queueing until it returns.
+    fn quiesce(&self) {
+        loop {
+            while self.work_running.load(Ordering::Acquire) != 0 {
+                crate::kernel_ext::msleep(1);
+            }
+            // SAFETY: Both were initialised with the device.
+            unsafe {
+                bindings::cancel_work_sync(self.rx_work.get());
+                bindings::cancel_work_sync(self.kick_work.get());
+            }
+            if self.work_running.load(Ordering::Acquire) == 0 {
+                return;
+            }
         }
     }
 
@@ -162,12 +196,16 @@ impl<T: Driver> Container<T> {
         unsafe {
             // Unregistered: no packet is delivered any more. The timer may
             // rearm itself, which `cancel_delayed_work_sync` copes with.
-            bindings::cancel_work_sync((*container).rx_work.get());
-            bindings::cancel_work_sync((*container).kick_work.get());
+            (*container).quiesce();
             bindings::cancel_delayed_work_sync((*container).tick.get());
             bindings::rroce_skb_queue_purge((*container).rx_queue.get());
-            (*container).registry.delist(ib);
             core::ptr::drop_in_place(addr_of_mut!((*container).data));
+            // Delisted last: the module's exit waits for listed devices
+            // only, and dropping the data runs module code (closing the
+            // last device's sockets waits for an RCU grace period), as
+            // ib_core erases a C driver's device only once its
+            // `dealloc_driver` has returned.
+            (*container).registry.delist(ib);
             core::ptr::drop_in_place(addr_of_mut!((*container).registry));
         }
     }
@@ -427,7 +465,7 @@ impl<T: Driver> Device<T> {
     }
 
     /// The device of driver `T` bound to `netdev`, if any.
-    pub(crate) fn get_by_netdev(netdev: &NetDevice) -> Option<ARef<Self>> {
+    pub(crate) fn get_by_netdev(netdev: &NetDevice) -> Option<DeviceRef<T>> {
         let held = Held::by_netdev(netdev, T::DRIVER_ID)?;
         // Another driver may use the same driver id (the C rxe does): only
         // the devices that carry `T`'s ops head a `Container<T>`.

@@ -10,8 +10,8 @@
 
 use super::PortEvent;
 use crate::{bindings, kernel_ext::net::NetDevice};
-use core::{marker::PhantomData, ptr::NonNull};
-use kernel::types::{ARef, AlwaysRefCounted, Opaque};
+use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
+use kernel::types::{ARef, Opaque};
 
 /// A registered RDMA device of driver `T`.
 ///
@@ -20,7 +20,7 @@ use kernel::types::{ARef, AlwaysRefCounted, Opaque};
 /// Wraps the `ib_device` at the start of a `Container<T>` whose `registry`
 /// and `data` are initialised; a `&Device<T>` is only handed out while
 /// ib_core guarantees the device is not deallocated (during a callback, or
-/// while a reference is held: an `ARef<Device<T>>`).
+/// while a reference is held: a [`DeviceRef`]).
 #[repr(transparent)]
 pub(crate) struct Device<T>(Opaque<bindings::ib_device>, PhantomData<T>);
 
@@ -64,18 +64,25 @@ impl<T> Device<T> {
     }
 }
 
-// SAFETY: `ib_device`s are counted by their `refcount`, which
-// `ib_device_put` drops; the device is not freed before it reaches zero.
-unsafe impl<T> AlwaysRefCounted for Device<T> {
-    fn inc_ref(&self) {
-        // SAFETY: The device is alive while `self` is borrowed, so its count
-        // is not zero.
-        unsafe { bindings::rroce_ib_device_hold(self.as_raw()) };
-    }
+/// A reference on a registered device of driver `T`, as
+/// `ib_device_get_by_netdev` gives one. Not made from a `&Device<T>`: a
+/// callback's device may be unregistering, its count already zero.
+///
+/// # Invariants
+///
+/// `held` is a device that heads a `Container<T>`.
+pub(crate) struct DeviceRef<T> {
+    held: Held,
+    _driver: PhantomData<T>,
+}
 
-    unsafe fn dec_ref(obj: NonNull<Self>) {
-        // SAFETY: The caller owns a reference.
-        unsafe { bindings::ib_device_put(obj.cast().as_ptr()) };
+impl<T> Deref for DeviceRef<T> {
+    type Target = Device<T>;
+
+    fn deref(&self) -> &Device<T> {
+        // SAFETY: By the type invariant, and `held` keeps the device
+        // allocated while `self` is borrowed.
+        unsafe { Device::from_raw(self.held.as_raw()) }
     }
 }
 
@@ -105,12 +112,12 @@ impl Held {
     /// # Safety
     ///
     /// The device heads a `Container<T>`.
-    pub(super) unsafe fn into_device<T>(self) -> ARef<Device<T>> {
-        let ib = core::mem::ManuallyDrop::new(self).0;
-        // SAFETY: The reference `self` owned passes on; `Device<T>` is a
-        // transparent wrapper of `ib_device`, and the caller guarantees the
-        // type invariant's container.
-        unsafe { ARef::from_raw(ib.cast()) }
+    pub(super) unsafe fn into_device<T>(self) -> DeviceRef<T> {
+        // INVARIANT: Guaranteed by the caller.
+        DeviceRef {
+            held: self,
+            _driver: PhantomData,
+        }
     }
 }
 

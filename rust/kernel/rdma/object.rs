@@ -76,18 +76,19 @@ impl<C, D> Object<C, D> {
     }
 
     /// Allocates an object the driver, not ib_core, allocates (an MR): a
-    /// zeroed C part followed by `data`.
-    pub(crate) fn new_boxed(data: D) -> Result<*mut C>
+    /// zeroed C part followed by `data`; without memory, `data` comes back,
+    /// for the driver to undo what it stands for.
+    pub(crate) fn new_boxed(data: D) -> Result<*mut C, D>
     where
         C: Default,
     {
-        let obj = KBox::new(
-            WithData {
-                c: C::default(),
-                data,
-            },
-            GFP_KERNEL,
-        )?;
+        let Ok(obj) = KBox::<WithData<C, D>>::new_uninit(GFP_KERNEL) else {
+            return Err(data);
+        };
+        let obj = obj.write(WithData {
+            c: C::default(),
+            data,
+        });
         Ok(KBox::into_raw(obj).cast())
     }
 

@@ -58,6 +58,19 @@ impl<T: Driver> Adapter<T> {
         0
     }
 
+    /// Called by `ib_free_cq` for a kernel CQ before it cancels the CQ's
+    /// poll work: no completion handler call, queued on another CPU or not,
+    /// may queue that work again after it is cancelled.
+    ///
+    /// # Safety
+    ///
+    /// Called by ib_core, with valid arguments, for an object of our devices.
+    pub(super) unsafe extern "C" fn pre_destroy_cq(cq: *mut bindings::ib_cq) -> ffi::c_int {
+        // SAFETY: The CQ was created by us and lives until `destroy_cq`.
+        unsafe { CqObject::<T>::data(cq) }.notifier.forget();
+        0
+    }
+
     /// # Safety
     ///
     /// Called by ib_core, with valid arguments, for an object of our devices.

@@ -3,6 +3,7 @@
 //! Trampolines for memory regions and memory windows.
 
 use super::*;
+use crate::rdma::MrKeys;
 
 impl<T: Driver> Adapter<T> {
     /// # Safety
@@ -44,6 +45,22 @@ impl<T: Driver> Adapter<T> {
         }
     }
 
+    /// A new MR's `data` boxed for ib_core, with its `keys`. Without memory
+    /// for the box, the MR is deregistered again: no key of it may outlive
+    /// the error.
+    fn boxed_mr(dev: &Device<T>, data: T::Mr, keys: MrKeys) -> Result<*mut bindings::ib_mr> {
+        let mr = MrObject::<T>::new_boxed(data).map_err(|data| {
+            let _ = T::dereg_mr(dev, &data);
+            ENOMEM
+        })?;
+        // SAFETY: Just allocated; ib_core fills in the rest on return.
+        unsafe {
+            (*mr).lkey = keys.lkey.get();
+            (*mr).rkey = keys.rkey.get();
+        }
+        Ok(mr)
+    }
+
     /// # Safety
     ///
     /// Called by ib_core, with valid arguments, for a PD of our devices.
@@ -64,11 +81,9 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: The PD is ours, alive, with initialised data, during the call.
         let (dev, pd_data) = unsafe { (Self::device((*pd).device), PdObject::<T>::data(pd)) };
         let mr = T::reg_user_mr(dev, pd_data, &region).and_then(|(data, keys)| {
-            let mr = MrObject::<T>::new_boxed(data)?;
+            let mr = Self::boxed_mr(dev, data, keys)?;
             // SAFETY: Just allocated; ib_core fills in the rest on return.
             unsafe {
-                (*mr).lkey = keys.lkey.get();
-                (*mr).rkey = keys.rkey.get();
                 (*mr).iova = iova;
                 (*mr).length = length;
             }
@@ -89,17 +104,8 @@ impl<T: Driver> Adapter<T> {
     ) -> *mut bindings::ib_mr {
         // SAFETY: The PD is ours, alive, with initialised data, during the call.
         let (dev, pd_data) = unsafe { (Self::device((*pd).device), PdObject::<T>::data(pd)) };
-        let mr = T::get_dma_mr(dev, pd_data, Access::from_bits(access as u32)).and_then(
-            |(data, keys)| {
-                let mr = MrObject::<T>::new_boxed(data)?;
-                // SAFETY: Just allocated; ib_core fills in the rest on return.
-                unsafe {
-                    (*mr).lkey = keys.lkey.get();
-                    (*mr).rkey = keys.rkey.get();
-                }
-                Ok(mr)
-            },
-        );
+        let mr = T::get_dma_mr(dev, pd_data, Access::from_bits(access as u32))
+            .and_then(|(data, keys)| Self::boxed_mr(dev, data, keys));
         match mr {
             Ok(mr) => mr,
             Err(e) => e.to_ptr(),
@@ -118,15 +124,8 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: The PD is ours, alive, with initialised data, during
             // the call.
             let (dev, pd_data) = unsafe { (Self::device((*pd).device), PdObject::<T>::data(pd)) };
-            T::alloc_mr(dev, pd_data, max_num_sg).and_then(|(data, keys)| {
-                let mr = MrObject::<T>::new_boxed(data)?;
-                // SAFETY: Just allocated; ib_core fills in the rest on return.
-                unsafe {
-                    (*mr).lkey = keys.lkey.get();
-                    (*mr).rkey = keys.rkey.get();
-                }
-                Ok(mr)
-            })
+            T::alloc_mr(dev, pd_data, max_num_sg)
+                .and_then(|(data, keys)| Self::boxed_mr(dev, data, keys))
         } else {
             // Gapped and integrity MRs are not supported.
             Err(EINVAL)

@@ -35,6 +35,7 @@ impl<T: Driver> Adapter<T> {
         alloc_pd: Some(Self::alloc_pd),
         dealloc_pd: Some(Self::dealloc_pd),
         create_cq: Some(Self::create_cq),
+        pre_destroy_cq: Some(Self::pre_destroy_cq),
         destroy_cq: Some(Self::destroy_cq),
         req_notify_cq: Some(Self::req_notify_cq),
         resize_cq: op_if!(T::HAS_RESIZE_CQ, Self::resize_cq),
