@@ -26,10 +26,7 @@ use core::{
     ptr::addr_of_mut,
     sync::atomic::{AtomicUsize, Ordering},
 };
-use kernel::{
-    sync::Arc,
-    types::Opaque,
-};
+use kernel::{sync::Arc, types::Opaque};
 
 /// The kernel's tick counter, `jiffies`.
 fn now() -> usize {

@@ -30,8 +30,8 @@ use super::{
     stats,
     ucontext::UserContext,
     work::QpHandle,
-    Access, Av, CqAttr, Device, DeviceChange, Driver, LinkLayer, MadAnswer, MrAdvice, MrRange,
-    MwType, PortChange, QpChange, QpCqs, QpInit, UData, UserRegion, MAD_SIZE,
+    Access, Av, CqAttr, Device, DeviceChange, Driver, LinkLayer, MadAnswer, MrAdvice, MrKeys,
+    MrRange, MwType, PortChange, QpChange, QpCqs, QpInit, UData, UserRegion, MAD_SIZE,
 };
 use crate::bindings;
 use core::marker::PhantomData;

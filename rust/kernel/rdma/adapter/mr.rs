@@ -3,7 +3,6 @@
 //! Trampolines for memory regions and memory windows.
 
 use super::*;
-use crate::rdma::MrKeys;
 
 impl<T: Driver> Adapter<T> {
     /// # Safety
