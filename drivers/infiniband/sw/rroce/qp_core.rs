@@ -415,10 +415,11 @@ impl QpCore {
     /// Ends every send request, taken or not, with the completion `flushed` makes
     /// of it, if any.
     fn flush_send(&self, inner: &mut QpInner, flushed: &impl Fn(u64, WcOpcode) -> Option<Wc>) {
-        let mut completions = KVec::new();
-        let mut add = |wr_id, op| {
+        // Each after its slot is given back. A full CQ loses the flush
+        // completions; the QP is already in error.
+        let add = |wr_id, op| {
             if let Some(wc) = flushed(wr_id, op) {
-                let _ = completions.push(wc, GFP_KERNEL);
+                let _ = self.send_cq.push(&wc, false);
             }
         };
         let pending = inner.send.pending.take();
@@ -430,8 +431,8 @@ impl QpCore {
         }
         // Then what was posted and not taken yet, first the one fetched.
         if let Some(w) = pending {
-            add(w.wr_id, WcOpcode::from(w.opcode));
             self.send_done(inner.send.window.skip_untaken());
+            add(w.wr_id, WcOpcode::from(w.opcode));
         }
         // A process may move its producer index on while we flush: a ring's
         // worth at most, what the ring can hold; the rest is the next
@@ -439,18 +440,15 @@ impl QpCore {
         let untaken = self.sq.as_ref().map_or(u32::MAX, |sq| sq.capacity());
         for _ in 0..untaken {
             let head = inner.send.window.head();
-            match self.fetch(inner, head) {
+            let (wr_id, op) = match self.fetch(inner, head) {
                 Fetched::Empty => break,
-                Fetched::Bad(wr_id) => add(wr_id, WcOpcode::Send),
-                Fetched::Wqe(w) => add(w.wr_id, WcOpcode::from(w.opcode)),
-            }
+                Fetched::Bad(wr_id) => (wr_id, WcOpcode::Send),
+                Fetched::Wqe(w) => (w.wr_id, WcOpcode::from(w.opcode)),
+            };
             self.send_done(inner.send.window.skip_untaken());
+            add(wr_id, op);
         }
         inner.send.window.flushed();
-        for wc in completions.iter() {
-            // A full CQ loses the flush completions; the QP is already in error.
-            let _ = self.send_cq.push(wc, false);
-        }
     }
 
     /// Ends every receive request with the completion `flushed` makes of it,
