@@ -11,33 +11,57 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 
 /// Work requests in posting order: what the QP took off a lock-free queue
-/// and has not used yet.
+/// and has not used yet. Slots for as many as the queue may hold are made
+/// with the QP, so that taking them off allocates nothing and loses none.
 pub(crate) struct Fifo<T> {
-    items: KVec<Option<T>>,
+    slots: KVVec<Option<T>>,
     front: usize,
+    len: usize,
 }
 
 impl<T> Fifo<T> {
-    pub(crate) fn new() -> Self {
+    /// Room for `capacity`: as many as a [`PostList`] of that capacity
+    /// lets be posted.
+    pub(crate) fn with_capacity(capacity: u32) -> Result<Self> {
+        let n = capacity as usize;
+        let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self::in_slots(slots))
+    }
+
+    /// None, for a queue no kernel consumer posts to.
+    pub(crate) fn none() -> Self {
+        Self::in_slots(KVVec::new())
+    }
+
+    fn in_slots(slots: KVVec<Option<T>>) -> Self {
         Self {
-            items: KVec::new(),
+            slots,
             front: 0,
+            len: 0,
         }
     }
 
-    /// Takes the oldest one, if any, after moving in what `queue` holds.
+    /// Takes the oldest one, if any, after moving in what `queue` holds
+    /// once all taken before are used: the queue then holds no more than
+    /// the slots, as a post counts against the capacity until it is used.
     pub(crate) fn pop(&mut self, queue: &AtomicQueue<T>) -> Option<T> {
-        if self.front == self.items.len() {
-            self.items = KVec::new();
+        if self.len == 0 {
             self.front = 0;
-            // A failed allocation leaves the rest on the queue for later.
+            let (slots, len) = (&mut self.slots, &mut self.len);
             queue.drain(|item| {
-                let _ = self.items.push(Some(item), GFP_KERNEL);
+                if let Some(slot) = slots.get_mut(*len) {
+                    *slot = Some(item);
+                    *len += 1;
+                }
             });
         }
-        let item = self.items.get_mut(self.front)?.take();
+        let item = self.slots.get_mut(self.front)?.take()?;
         self.front += 1;
-        item
+        self.len -= 1;
+        Some(item)
     }
 }
 

@@ -23,7 +23,7 @@ use crate::kernel_ext::{
         QpMask, QpNotifier, QpState, QpType, Qpn, UData, UserContext,
     },
 };
-use crate::kernel_posts::KernelPosts;
+use crate::kernel_posts::{Fifo, KernelPosts};
 use crate::limits::{
     FIRST_QPN, LAST_QPN, MAX_24BIT, MAX_INLINE_DATA, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, PORT,
 };
@@ -111,14 +111,18 @@ impl Qp {
             caps.max_recv_wr = 0;
             caps.max_recv_sge = 0;
         }
-        let (sq, rq, kernel) = match user {
+        let (sq, rq, kernel, fifos) = match user {
             Some((uctx, udata)) => {
                 let (sq, rq) = Self::user_rings(uctx, udata, caps, srq.is_some())?;
-                (Some(sq), rq, None)
+                (Some(sq), rq, None, (Fifo::none(), Fifo::none()))
             }
             None => {
                 let kernel = KernelPosts::new(caps.max_send_wr, caps.max_recv_wr);
-                (None, None, Some(kernel))
+                let fifos = (
+                    Fifo::with_capacity(caps.max_send_wr)?,
+                    Fifo::with_capacity(caps.max_recv_wr)?,
+                );
+                (None, None, Some(kernel), fifos)
             }
         };
         let geometry = match &sq {
@@ -133,7 +137,7 @@ impl Qp {
             .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
             .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
-        let (state, live) = QpLock::new(QpInner::new(send, recv));
+        let (state, live) = QpLock::new(QpInner::new(send, recv, fifos.0, fifos.1));
         let build = |n| {
             let qpn = Qpn::new(n);
             let flow = Flow::new(qpn);

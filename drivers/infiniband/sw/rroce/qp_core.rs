@@ -157,15 +157,21 @@ type Released = (
 );
 
 impl QpInner {
-    /// The state of a new QP, in Reset.
-    pub(crate) fn new(send: SendQueue, recv: RecvQueue) -> Self {
+    /// The state of a new QP, in Reset; a kernel consumer's posts are taken
+    /// into `ksend` and `krecv`.
+    pub(crate) fn new(
+        send: SendQueue,
+        recv: RecvQueue,
+        ksend: Fifo<SendWqe>,
+        krecv: Fifo<RecvWqe>,
+    ) -> Self {
         Self {
             attr: QpAttr::default(),
             av: Av::default(),
             send,
             recv,
-            ksend: Fifo::new(),
-            krecv: Fifo::new(),
+            ksend,
+            krecv,
             established: false,
             counter_set: None,
             last_cnp: None,
@@ -189,8 +195,8 @@ impl QpInner {
             self.recv.filling.take(),
             self.recv.write.take(),
             core::mem::replace(&mut self.recv.answers, Answers::new()),
-            core::mem::replace(&mut self.ksend, Fifo::new()),
-            core::mem::replace(&mut self.krecv, Fifo::new()),
+            core::mem::replace(&mut self.ksend, Fifo::none()),
+            core::mem::replace(&mut self.krecv, Fifo::none()),
         )
     }
 }

@@ -102,7 +102,10 @@ impl Srq {
                 };
                 (requests, capacity)
             }
-            None => (Requests::Kernel(Fifo::new()), attr.max_wr),
+            None => (
+                Requests::Kernel(Fifo::with_capacity(attr.max_wr)?),
+                attr.max_wr,
+            ),
         };
         let actual = SrqAttr {
             max_wr: capacity,
