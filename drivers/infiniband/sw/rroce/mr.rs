@@ -385,6 +385,35 @@ pub(crate) fn lookup(
     Ok((mr, offset))
 }
 
+/// An MR's memory at one moment, for a copy or an atomic.
+enum Memory<'a> {
+    User(&'a Umem),
+    Fast(&'a KernelPages),
+}
+
+impl Memory<'_> {
+    fn write(&self, offset: usize, src: &[u8]) -> Result {
+        match self {
+            Self::User(u) => u.write(offset, src),
+            Self::Fast(k) => k.write(offset, src),
+        }
+    }
+
+    fn read(&self, offset: usize, len: usize, dst: &mut Fill<'_>) -> Result {
+        match self {
+            Self::User(u) => u.read(offset, len, dst),
+            Self::Fast(k) => k.read(offset, len, dst),
+        }
+    }
+
+    fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64> {
+        match self {
+            Self::User(u) => u.atomic(offset, op),
+            Self::Fast(k) => k.atomic(offset, op),
+        }
+    }
+}
+
 /// An MR a peer's request named by key, held for the request's later
 /// packets (a WRITE's, a READ response's): each checks again that the key
 /// still names the MR in the PD, for the access, as the first packet did.
@@ -435,17 +464,7 @@ impl RemoteMr {
 
     /// Copies `src` to `offset`, which the lookup checked.
     pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), MrError> {
-        match &self.mr.region {
-            Region::User { umem, access, .. } => {
-                self.user_still_named(access)?;
-                umem.write(offset, src)
-            }
-            Region::Fast(fast) => {
-                let f = fast.lock();
-                self.fast_still_named(&f)?.write(offset, src)
-            }
-        }
-        .map_err(|_| MrError::Range)
+        self.mr.on_pages(Some(self), |m| m.write(offset, src))
     }
 
     /// Appends `len` bytes from `offset`, which the lookup checked, to `dst`.
@@ -455,17 +474,7 @@ impl RemoteMr {
         len: usize,
         dst: &mut Fill<'_>,
     ) -> Result<(), MrError> {
-        match &self.mr.region {
-            Region::User { umem, access, .. } => {
-                self.user_still_named(access)?;
-                umem.read(offset, len, dst)
-            }
-            Region::Fast(fast) => {
-                let f = fast.lock();
-                self.fast_still_named(&f)?.read(offset, len, dst)
-            }
-        }
-        .map_err(|_| MrError::Range)
+        self.mr.on_pages(Some(self), |m| m.read(offset, len, dst))
     }
 
     /// Faults on-demand pages in; see [`MrCore::fault_in`].
@@ -558,14 +567,7 @@ impl MrCore {
 
     /// Copies `src` to `offset`, which `lookup` checked.
     pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<(), MrError> {
-        match &self.region {
-            Region::User { umem, .. } => umem.write(offset, src),
-            Region::Fast(fast) => {
-                let f = fast.lock();
-                Self::valid(&f)?.write(offset, src)
-            }
-        }
-        .map_err(|_| MrError::Range)
+        self.on_pages(None, |m| m.write(offset, src))
     }
 
     /// Appends `len` bytes from `offset`, which `lookup` checked, to `dst`.
@@ -575,23 +577,37 @@ impl MrCore {
         len: usize,
         dst: &mut Fill<'_>,
     ) -> Result<(), MrError> {
-        match &self.region {
-            Region::User { umem, .. } => umem.read(offset, len, dst),
-            Region::Fast(fast) => {
-                let f = fast.lock();
-                Self::valid(&f)?.read(offset, len, dst)
-            }
-        }
-        .map_err(|_| MrError::Range)
+        self.on_pages(None, |m| m.read(offset, len, dst))
     }
 
     /// Runs an atomic on the 8 bytes at `offset`; returns the old value.
     pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64, MrError> {
+        self.on_pages(None, |m| m.atomic(offset, op))
+    }
+
+    /// Runs `f` on its memory: user memory, or a fast-registration MR's
+    /// pages under its lock while it is valid; first, if a request `named`
+    /// it, checks that its key still names it. A failed access is out of
+    /// range.
+    fn on_pages<R>(
+        &self,
+        named: Option<&RemoteMr>,
+        f: impl FnOnce(Memory<'_>) -> Result<R>,
+    ) -> Result<R, MrError> {
         match &self.region {
-            Region::User { umem, .. } => umem.atomic(offset, op),
+            Region::User { umem, access, .. } => {
+                if let Some(named) = named {
+                    named.user_still_named(access)?;
+                }
+                f(Memory::User(umem))
+            }
             Region::Fast(fast) => {
-                let f = fast.lock();
-                Self::valid(&f)?.atomic(offset, op)
+                let fast = fast.lock();
+                let pages = match named {
+                    Some(named) => named.fast_still_named(&fast)?,
+                    None => Self::valid(&fast)?,
+                };
+                f(Memory::Fast(pages))
             }
         }
         .map_err(|_| MrError::Range)
