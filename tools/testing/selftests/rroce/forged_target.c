@@ -50,6 +50,7 @@ int main(int argc, char **argv)
 	struct ibv_qp *qp;
 	static unsigned char buf[BYTES] __attribute__((aligned(4096)));
 	int gid_index, ok = 1;
+	sigset_t wake, waiting;
 	size_t i;
 
 	if (argc != 5 || inet_pton(AF_INET, argv[2], peer.raw + 12) != 1) {
@@ -77,12 +78,19 @@ int main(int argc, char **argv)
 	printf("target %#x %#x %#x %#llx\n", qp->qp_num, first_psn, mr->rkey,
 	       (unsigned long long)(uintptr_t)buf);
 	fflush(stdout);
+	/* Blocked but in sigsuspend(), so that none comes between a check and the wait. */
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGUSR1);
+	sigaddset(&wake, SIGUSR2);
+	sigaddset(&wake, SIGALRM);
+	sigprocmask(SIG_BLOCK, &wake, &waiting);
 	signal(SIGUSR1, on_usr1);
 	signal(SIGUSR2, on_usr2_or_alarm);
 	signal(SIGALRM, on_usr2_or_alarm);
 	alarm(atoi(argv[4]));
 	while (!finish) {
-		pause();
+		if (!deregister || !mr)
+			sigsuspend(&waiting);
 		if (deregister && mr) {
 			ok &= !ibv_dereg_mr(mr);
 			mr = NULL;
