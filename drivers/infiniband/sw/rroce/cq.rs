@@ -26,15 +26,18 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// Whether and how a CQ signals its next completion.
+/// Whether and how a CQ signals its next completion. Ordered so that the
+/// wider request wins when both are made (`fetch_max`), as in rxe: asked
+/// for the next completion and for the next solicited one, the CQ signals
+/// the next.
 #[repr(u8)]
 enum Arm {
     /// No notification requested.
     Idle = 0,
-    /// Signal the next completion.
-    Next = 1,
     /// Signal the next solicited completion.
-    Solicited = 2,
+    Solicited = 1,
+    /// Signal the next completion.
+    Next = 2,
 }
 
 /// A completion queue, as ib_core holds it.

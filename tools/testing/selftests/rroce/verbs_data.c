@@ -802,6 +802,11 @@ static int comp_channel(struct pair *unused)
 	ok = ok && send_one(&p, 120, 2048, 400, IBV_SEND_SOLICITED) &&
 	     cq_event(channel, p.cq[1]) && got_one(&p, 120, 2048, 400);
 
+	/* Armed for the next and then for the next solicited: the next wins. */
+	err = ok ? ibv_req_notify_cq(p.cq[1], 0) || ibv_req_notify_cq(p.cq[1], 1) : 0;
+	ok = ok && !err && send_one(&p, 130, 3072, 500, 0) && cq_event(channel, p.cq[1]) &&
+	     got_one(&p, 130, 3072, 500);
+
 	/* The CQ goes before its channel; every event was acknowledged. */
 	ok = destroy_pair(&p) && ok;
 	return !ibv_destroy_comp_channel(channel) && ok;
@@ -1014,7 +1019,8 @@ static const struct {
 			      "then MW_BIND_ERR, then flush" },
 	{ peer_gone, 0, "SEND to a QP number that does not exist: RETRY_EXC_ERR" },
 	{ comp_channel, OWN, "completion channel: an event for the next completion; "
-			     "solicited only: none for a plain SEND, one for a solicited" },
+			     "solicited only: none for a plain SEND, one for a solicited; armed "
+			     "for both: one for a plain SEND" },
 	{ srq_limit, OWN, "SRQ of 16: 5 SENDs take the first 5 of 8 receives of 2 SGEs in order, "
 			  "limit 4 raises SRQ_LIMIT_REACHED and disarms" },
 	{ cq_overflow, OWN, "B's CQ of 4 holds N; N + 2 SENDs overflow it: B in the error state, "
