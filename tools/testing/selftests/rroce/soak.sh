@@ -151,17 +151,26 @@ trace_on() {
 		echo 1 >$TRACEFS/tracing_on
 }
 
+# stuck_lines: the kernel log's reports of a task blocked for minutes or
+# an NFS server not responding, counted.
+stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding'; }
+
 # dump_watch: every 5 s, ask for a dump when a QP of this VM gave up
-# (retry_exceeded_err moved); make each dump asked for, by either VM or by
-# hand (a file ask/NAME in the run directory, holding why), the first
-# STALL_DUMPS of them.
+# (retry_exceeded_err moved) or the kernel reports a stuck task or NFS
+# server (an NFS write that crawls escapes stall_check); make each dump
+# asked for, by either VM or by hand (a file ask/NAME in the run
+# directory, holding why), the first STALL_DUMPS of them.
 dump_watch() {
-	local f name made=" " n=0 last now
+	local f name made=" " n=0 last now stuck_last stuck
 	last=$(link_counter rroce0 retry_exceeded_err)
+	stuck_last=$(stuck_lines)
 	while running; do
 		now=$(link_counter rroce0 retry_exceeded_err)
 		[ "$now" != "$last" ] && ask_dump "a QP of vm$RROCE_VM gave up: retry_exceeded_err $last -> $now"
 		last=$now
+		stuck=$(stuck_lines)
+		[ "$stuck" != "$stuck_last" ] && ask_dump "vm$RROCE_VM's kernel reports a stuck task or NFS server"
+		stuck_last=$stuck
 		for f in "$RROCE_SHARED"/ask/*; do
 			name=${f##*/}
 			[ -e "$f" ] && [ "${made/ $name /}" = "$made" ] || continue
