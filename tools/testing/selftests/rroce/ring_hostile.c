@@ -524,21 +524,33 @@ static void *chaser(void *arg)
 	return NULL;
 }
 
+#define CHASED_DOORBELLS 4
+
 /*
- * Rings A's doorbell while a thread chases its producer index; returns
- * whether the doorbell returned, and how long it took in @took.
+ * Rings A's doorbell CHASED_DOORBELLS times while a thread chases its
+ * producer index, once the thread has moved it; returns whether each
+ * doorbell returned, and in @took the longest one took.
  */
 static int chased_doorbell(struct pair *p, double *took)
 {
+	struct ring *sq = &p->sq[0];
+	double end = now() + WAIT_S;
 	pthread_t t;
-	int ok;
+	int ok = 1;
 
 	chasing = 1;
-	if (pthread_create(&t, NULL, chaser, &p->sq[0]))
+	if (pthread_create(&t, NULL, chaser, sq))
 		return 0;
-	*took = now();
-	ok = doorbell(p->qp[0]);
-	*took = now() - *took;
+	while (*idx(sq, PRODUCER) == *idx(sq, CONSUMER) && now() < end)
+		;
+	*took = 0;
+	for (int i = 0; ok && i < CHASED_DOORBELLS; i++) {
+		double start = now();
+
+		ok = doorbell(p->qp[0]);
+		if (now() - start > *took)
+			*took = now() - start;
+	}
 	chasing = 0;
 	pthread_join(t, NULL);
 	return ok;
@@ -567,9 +579,9 @@ static int flush_chased(struct pair *p)
 		n++;
 		flushed += wc.status == IBV_WC_WR_FLUSH_ERR;
 	}
-	printf("# the doorbell returned after %.3f s: %d completions, %d of them flushes\n", took,
-	       n, flushed);
-	return ok && n == flushed && guard_intact();
+	printf("# %d doorbells, the longest %.3f s: %d completions, %d of them flushes\n",
+	       CHASED_DOORBELLS, took, n, flushed);
+	return ok && n > 0 && n == flushed && guard_intact();
 }
 
 /*
@@ -589,8 +601,9 @@ static int uc_chased(struct pair *p)
 		((struct rxe_send_wqe *)slot(sq, i))->wr.send_flags = 0;
 	}
 	ok = chased_doorbell(p, &took);
-	printf("# the doorbell returned after %.3f s\n", took);
-	return ok && rts(p->qp[0]) && guard_intact();
+	printf("# %d doorbells, the longest %.3f s; the kernel took %u requests\n",
+	       CHASED_DOORBELLS, took, *idx(sq, CONSUMER));
+	return ok && *idx(sq, CONSUMER) != 0 && rts(p->qp[0]) && guard_intact();
 }
 
 static const struct {
