@@ -514,13 +514,17 @@ static int cq_consumer(struct pair *p)
 
 static volatile int chasing;
 
-/* Keeps the producer index of the SQ @arg one past what the kernel took. */
+/*
+ * Keeps the SQ @arg full: its producer index one slot behind what the
+ * kernel has taken, so that the kernel always finds requests, however few
+ * times this thread gets to run.
+ */
 static void *chaser(void *arg)
 {
 	struct ring *sq = arg;
 
 	while (chasing)
-		produce(sq, (*idx(sq, CONSUMER) + 1) & mask(sq));
+		produce(sq, (*idx(sq, CONSUMER) + mask(sq)) & mask(sq));
 	return NULL;
 }
 
@@ -558,7 +562,7 @@ static int chased_doorbell(struct pair *p, double *took)
 
 /*
  * A in ERR, every slot a zero-length WRITE, and a thread that keeps the
- * producer index one past what the kernel has taken: the doorbell, which
+ * ring full whatever the kernel takes: the doorbell, which
  * flushes, takes a ring's worth at most and returns; every completion is a
  * flush. (Needs a second CPU to race the kernel: the test runs with two.)
  */
@@ -586,8 +590,8 @@ static int flush_chased(struct pair *p)
 
 /*
  * UC, where a request completes as it is sent: every slot an unsignalled
- * zero-length WRITE, and a thread keeping the producer index ahead while
- * the doorbell sends. The doorbell takes a ring's worth at most and
+ * zero-length WRITE, and a thread keeping the ring full while the doorbell
+ * sends. The doorbell takes a ring's worth at most and
  * returns; A stays ready.
  */
 static int uc_chased(struct pair *p)
