@@ -627,10 +627,10 @@ static const struct {
 	{ srq_garbage, 1, 0, "B's SRQ of random bytes: a SEND to it gives B an error completion" },
 	{ cq_producer, 0, 0, "the CQ's producer index scribbled: the kernel's own overwrites it" },
 	{ cq_consumer, 0, 0, "the CQ's consumer index set to look full: overflow puts A in ERR" },
-	{ flush_chased, 0, 0, "A in ERR, a thread keeping its producer index ahead of what the "
-			      "kernel took: the doorbell returns, every completion a flush" },
-	{ uc_chased, 0, 1, "UC, a thread keeping the producer index ahead while the doorbell "
-			   "sends: the doorbell returns, A stays ready" },
+	{ flush_chased, 0, 0, "A in ERR, a thread keeping its SQ full: each doorbell flushes a "
+			      "ring's worth at most and returns" },
+	{ uc_chased, 0, 1, "UC, a thread keeping the SQ full while the doorbell sends: the "
+			   "doorbell returns, A stays ready" },
 };
 
 int main(int argc, char **argv)
