@@ -254,10 +254,31 @@ pub(crate) fn lookup_remote(
     va: u64,
     len: u64,
 ) -> Result<(Arc<MrCore>, usize), MrError> {
+    let (mr, _, offset) = resolve(keys, qp, rkey, access, va, len)?;
+    Ok((mr, offset))
+}
+
+/// The MR an rkey names, the window it names it through if any, and the
+/// offset in the MR.
+type Resolved = (Arc<MrCore>, Option<Arc<MwCore>>, usize);
+
+/// As [`lookup_remote`], with the window the rkey named, if it is a
+/// window's.
+fn resolve(
+    keys: Keys<'_>,
+    qp: ForQp,
+    rkey: Rkey,
+    access: Access,
+    va: u64,
+    len: u64,
+) -> Result<Resolved, MrError> {
     if is_mw_key(rkey) {
-        lookup(keys.mws, qp, rkey, access, va, len)
+        let mw = find(keys.mws, rkey).ok_or(MrError::Key)?;
+        let (mr, offset) = lookup(&mw, qp, rkey, access, va, len)?;
+        Ok((mr, Some(mw), offset))
     } else {
-        mr::lookup(keys.mrs, rkey.into(), qp.pd, access, va, len)
+        let (mr, offset) = mr::lookup(keys.mrs, rkey.into(), qp.pd, access, va, len)?;
+        Ok((mr, None, offset))
     }
 }
 
@@ -322,41 +343,24 @@ pub(crate) fn hold_remote(
     va: u64,
     len: u64,
 ) -> Result<(RemoteTarget, usize), MrError> {
-    if is_mw_key(rkey) {
-        let mw = find(keys.mws, rkey).ok_or(MrError::Key)?;
-        let (mr, offset) = lookup_in(&mw, qp, rkey, access, va, len)?;
-        // Windows are bound to user MRs only, whose key never changes.
-        let key = mr.key();
-        let mr = RemoteMr::new(mr, key, qp.pd, access);
-        Ok((
-            RemoteTarget {
-                mr,
-                window: Some((mw, rkey)),
-            },
-            offset,
-        ))
+    let (mr, window, offset) = resolve(keys, qp, rkey, access, va, len)?;
+    // An MR's key is the rkey that just named it; windows are bound to
+    // user MRs only, whose key never changes.
+    let key = if window.is_some() {
+        mr.key()
     } else {
-        let (mr, offset) = mr::lookup(keys.mrs, rkey.into(), qp.pd, access, va, len)?;
-        let mr = RemoteMr::new(mr, Key::from(rkey), qp.pd, access);
-        Ok((RemoteTarget { mr, window: None }, offset))
-    }
+        Key::from(rkey)
+    };
+    let target = RemoteTarget {
+        mr: RemoteMr::new(mr, key, qp.pd, access),
+        window: window.map(|mw| (mw, rkey)),
+    };
+    Ok((target, offset))
 }
 
-/// As [`mr::lookup`], for a window's rkey sent to `qp`.
+/// As [`mr::lookup`], for a window's rkey sent to `qp`, in the window
+/// `mw` it names.
 fn lookup(
-    mws: &Pool<MwCore>,
-    qp: ForQp,
-    rkey: Rkey,
-    access: Access,
-    va: u64,
-    len: u64,
-) -> Result<(Arc<MrCore>, usize), MrError> {
-    let mw = find(mws, rkey).ok_or(MrError::Key)?;
-    lookup_in(&mw, qp, rkey, access, va, len)
-}
-
-/// As [`lookup`], in window `mw`.
-fn lookup_in(
     mw: &MwCore,
     qp: ForQp,
     rkey: Rkey,
