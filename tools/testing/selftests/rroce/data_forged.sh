@@ -50,6 +50,11 @@ if [ "$RROCE_VM" = 1 ]; then
 		for c in $COUNTERS; do was[$c]=$(count "$c"); done
 	}
 	moved() { echo $(($(count "$1") - ${was[$1]:-0})); }
+	# looked STEP: the counters taken as they are now, VM 2 told to go on.
+	looked() {
+		remember
+		vm_signal "seen.$1"
+	}
 	# seen STEP PACKETS: waits for VM 2's STEP and for the QP to have
 	# received its PACKETS, then for what they draw; prints what moved.
 	seen() {
@@ -65,12 +70,7 @@ if [ "$RROCE_VM" = 1 ]; then
 		for c in $COUNTERS; do line+=" $c +$(moved "$c")"; done
 		echo "# $1:$line"
 	}
-	stdbuf -oL "$target" rroce0 "$(peer_ip4)" $NO_QPN $HOLD >/tmp/target.out 2>&1 &
-	target_pid=$!
-	wait_output /tmp/target.out '^target ' 30 $target_pid &&
-		grep '^target ' /tmp/target.out | cut -d' ' -f2- >"$RROCE_SHARED/target" &&
-		read -r qpn _ <"$RROCE_SHARED/target" &&
-		rdma statistic qp bind link rroce0/1 lqpn $((qpn))
+	qp_target "$target" rroce0 "$(peer_ip4)" $NO_QPN $HOLD
 	ktap_result $? "the target, its QP in a counter set of its own: $(grep '^target ' /tmp/target.out)"
 	remember
 	vm_signal ready
@@ -78,34 +78,30 @@ if [ "$RROCE_VM" = 1 ]; then
 	seen spoofed 1
 	[ "$(moved drop_bad_address)" = 1 ] && [ "$(moved sent_pkts)" = 0 ]
 	ktap_result $? "a READ from $SPOOFED, not the QP's peer: dropped and counted, not answered"
-	remember
-	vm_signal seen.spoofed
+	looked spoofed
 
 	seen length 1
 	[ "$(moved sent_pkts)" = 1 ] && [ "$(moved access_nak_sent)" = 0 ] &&
 		[ "$(moved out_of_seq_request)" = 0 ]
 	ktap_result $? "a WRITE of 2^31 + 1 bytes: one NAK, an invalid request, not an access error"
-	remember
-	vm_signal seen.length
+	looked length
 
 	seen duplicate 2
 	[ "$(moved duplicate_request)" = 1 ] && [ "$(moved access_nak_sent)" = 1 ] &&
 		[ "$(moved sent_pkts)" = 2 ]
 	ktap_result $? "a READ repeated to a QP that grants no READ: an access NAK, no data"
-	remember
-	vm_signal seen.duplicate
+	looked duplicate
 
 	seen first 1 &&
 		[ "$(moved access_nak_sent)" = 0 ] && [ "$(moved out_of_seq_request)" = 0 ] &&
 		kill -USR1 $target_pid && wait_output /tmp/target.out '^deregistered' 30 $target_pid
 	ktap_result $? "a WRITE's first packet taken, then its MR deregistered"
-	remember
-	vm_signal seen.first
+	looked first
 
 	seen last 1
 	[ "$(moved access_nak_sent)" = 1 ]
 	ktap_result $? "the WRITE's last packet, after the deregistration: an access NAK"
-	vm_signal seen.last
+	looked last
 
 	kill -USR2 $target_pid
 	wait $target_pid

@@ -68,12 +68,7 @@ account() {
 if [ "$RROCE_VM" = 1 ]; then
 	before=$(link_stats rroce0)
 	slab_before=$(slab_kb)
-	stdbuf -oL "$target" rroce0 "$(peer_ip4)" $NO_QPN $BYTES $HOLD >/tmp/target.out 2>&1 &
-	target_pid=$!
-	wait_output /tmp/target.out '^target ' 30 $target_pid &&
-		grep '^target ' /tmp/target.out | cut -d' ' -f2- >"$RROCE_SHARED/target" &&
-		read -r qpn _ <"$RROCE_SHARED/target" &&
-		rdma statistic qp bind link rroce0/1 lqpn $((qpn))
+	qp_target "$target" rroce0 "$(peer_ip4)" $NO_QPN $BYTES $HOLD
 	# Its own counter set counts what the flood does to it alone.
 	ktap_result $? "the READ target, its QP in a counter set of its own: $(grep '^target ' /tmp/target.out)"
 	timeout $((HOLD + 60)) ibv_rc_pingpong -d rroce0 -g "$gid" -p $PORT -n 500 -s 4096 -c \

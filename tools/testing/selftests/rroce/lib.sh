@@ -165,6 +165,20 @@ run() {
 	return $status
 }
 
+# qp_target PROG ARG...: starts PROG, a program that holds a QP for a
+# crafted peer and prints "target QPN PSN RKEY VA" (read_target.c,
+# forged_target.c), in the background: its pid in target_pid, its output
+# in /tmp/target.out, its line for the peer VM in RROCE_SHARED/target, its
+# QP number in qpn, and the QP bound to a counter set of its own on rroce0.
+qp_target() {
+	stdbuf -oL "$@" >/tmp/target.out 2>&1 &
+	target_pid=$!
+	wait_output /tmp/target.out '^target ' 30 $target_pid &&
+		grep '^target ' /tmp/target.out | cut -d' ' -f2- >"$RROCE_SHARED/target" &&
+		read -r qpn _ <"$RROCE_SHARED/target" &&
+		rdma statistic qp bind link rroce0/1 lqpn $((qpn))
+}
+
 # The two VMs meet through the output directory they both mount.
 peer() { echo $((3 - RROCE_VM)); }
 peer_ip4() { echo "192.0.2.$(peer)"; }
