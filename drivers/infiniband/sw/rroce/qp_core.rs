@@ -219,6 +219,14 @@ impl QpCore {
         listed
     }
 
+    /// The most requests one doorbell, or one flush, takes: a ring's
+    /// worth, what the process's SQ can hold, however fast the process
+    /// moves its producer index on meanwhile. A kernel consumer's posts
+    /// are bounded where they are posted.
+    pub(crate) fn takes_per_run(&self) -> u32 {
+        self.sq.as_ref().map_or(u32::MAX, |sq| sq.capacity())
+    }
+
     /// The path MTU in bytes.
     pub(crate) fn mtu(&self, inner: &QpInner) -> u32 {
         if self.qp_type.is_ud() {
@@ -440,11 +448,8 @@ impl QpCore {
             self.send_done(inner.send.window.skip_untaken());
             add(w.wr_id, WcOpcode::from(w.opcode));
         }
-        // A process may move its producer index on while we flush: a ring's
-        // worth at most, what the ring can hold; the rest is the next
-        // doorbell's.
-        let untaken = self.sq.as_ref().map_or(u32::MAX, |sq| sq.capacity());
-        for _ in 0..untaken {
+        // The rest is the next doorbell's.
+        for _ in 0..self.takes_per_run() {
             let head = inner.send.window.head();
             let (wr_id, op) = match self.fetch(inner, head) {
                 Fetched::Empty => break,

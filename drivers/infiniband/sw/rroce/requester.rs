@@ -359,10 +359,9 @@ fn send_packet(
 /// Sends what the send queue holds, as far as the window allows.
 pub(crate) fn run(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     // A process that goes on posting to a UC or UD QP while its doorbell
-    // runs must not keep the doorbell, and the QP's lock, for ever: one
-    // takes a ring's worth at most, what was there when it rang. Every post
-    // rings again.
-    let mut takes = qp.sq.as_ref().map_or(u32::MAX, |sq| sq.capacity());
+    // runs must not keep the doorbell, and the QP's lock, for ever. Every
+    // post rings again.
+    let mut takes = qp.takes_per_run();
     loop {
         let window = &inner.send.window;
         let before = (window.head(), window.next_slot());
