@@ -66,7 +66,29 @@ streams() {
 		if [ $# = 1 ]; then wait "${pids[$i]}"; else await "${pids[$i]}"; fi &&
 			grep -Eq "$INTACT" /tmp/stream.$i || { ok=1; sed 's/^/#   /' /tmp/stream.$i; }
 	done
+	echo "# each QP's messages took (s):" $(sed -n 's/.* in \([0-9.]*\) s: .*/\1/p' /tmp/stream.*)
 	return $ok
+}
+
+# VM 1 traces what rroce does in each round (events/rroce); a round that
+# takes far longer than the link needs keeps its trace in the run's
+# directory, to show which QP waited, and for what.
+trace_start() {
+	tracing_up && [ -d $TRACEFS/events/rroce ] || return 0
+	echo 0 >$TRACEFS/tracing_on && echo >$TRACEFS/trace &&
+		echo 16384 >$TRACEFS/buffer_size_kb && echo 1 >$TRACEFS/events/rroce/enable &&
+		echo 1 >$TRACEFS/tracing_on
+}
+# trace_keep MS: stops tracing; keeps the trace if the round took MS ms,
+# more than three times what the link needs.
+trace_keep() {
+	[ -d $TRACEFS/events/rroce ] || return 0
+	echo 0 >$TRACEFS/tracing_on
+	echo 0 >$TRACEFS/events/rroce/enable
+	if [ "$1" -gt $((3 * QPS * COUNT * SIZE * 8 / (MBIT * 1000))) ]; then
+		cp $TRACEFS/trace "$RROCE_SHARED/trace.cc$cc" &&
+			echo "# slow: the trace is in trace.cc$cc"
+	fi
 }
 
 # compare STATUS WHAT: what the link's congestion shows. On a slower kernel
@@ -110,10 +132,12 @@ for cc in 1 0; do
 	else
 		vm_wait listening.$cc
 		marked0=$(red_stat marked) drops0=$(($(red_stat early) + $(red_stat pdrop)))
+		trace_start
 		start=$(date +%s%N)
 		streams "$(peer_ip4)"
 		ktap_result $? "cc $cc: $QPS QPs, $COUNT x $SIZE bytes each way, intact (client)"
 		ms=$((($(date +%s%N) - start) / 1000000))
+		trace_keep $ms
 		after=$(link_stats rroce0)
 		vm_wait counted.$cc
 		read -r np_seen np_cnps <"$RROCE_SHARED/np.$cc"
