@@ -70,25 +70,31 @@ streams() {
 	return $ok
 }
 
-# VM 1 traces what rroce does in each round (events/rroce); a round that
+# Each VM traces what rroce does in each round (events/rroce); a round that
 # takes far longer than the link needs keeps its trace in the run's
-# directory, to show which QP waited, and for what.
+# directory and logs every counter that moved, to show which QP waited,
+# and for what.
 trace_start() {
 	tracing_up && [ -d $TRACEFS/events/rroce ] || return 0
 	echo 0 >$TRACEFS/tracing_on && echo >$TRACEFS/trace &&
 		echo 16384 >$TRACEFS/buffer_size_kb && echo 1 >$TRACEFS/events/rroce/enable &&
 		echo 1 >$TRACEFS/tracing_on
 }
-# trace_keep MS: stops tracing; keeps the trace if the round took MS ms,
-# more than three times what the link needs.
-trace_keep() {
-	[ -d $TRACEFS/events/rroce ] || return 0
-	echo 0 >$TRACEFS/tracing_on
-	echo 0 >$TRACEFS/events/rroce/enable
-	if [ "$1" -gt $((3 * QPS * COUNT * SIZE * 8 / (MBIT * 1000))) ]; then
-		cp $TRACEFS/trace "$RROCE_SHARED/trace.cc$cc" &&
-			echo "# slow: the trace is in trace.cc$cc"
+# keep_if_slow MS: stops tracing; keeps the evidence if the round took MS
+# ms, more than three times what the link needs.
+keep_if_slow() {
+	local name moved
+	if [ -d $TRACEFS/events/rroce ]; then
+		echo 0 >$TRACEFS/tracing_on
+		echo 0 >$TRACEFS/events/rroce/enable
 	fi
+	[ "$1" -gt $((3 * QPS * COUNT * SIZE * 8 / (MBIT * 1000))) ] || return 0
+	cp $TRACEFS/trace "$RROCE_SHARED/trace.cc$cc.vm$RROCE_VM" 2>/dev/null
+	echo "# slow round ($1 ms): trace.cc$cc.vm$RROCE_VM; counters that moved:"
+	for name in $(grep -o " [a-z_]* [0-9]*" <<<"$after" | cut -d' ' -f2); do
+		moved=$(delta "$name")
+		[ "$moved" = 0 ] || echo "#   $name $moved"
+	done
 }
 
 # compare STATUS WHAT: what the link's congestion shows. On a slower kernel
@@ -123,22 +129,24 @@ for cc in 1 0; do
 	echo $cc >$SWITCH && [ "$(cat $SWITCH)" = $cc ]
 	ktap_result $? "congestion_control $cc"
 	before=$(link_stats rroce0)
+	trace_start
+	start=$(date +%s%N)
 	if [ "$RROCE_VM" = 2 ]; then
 		streams
 		ktap_result $? "cc $cc: $QPS QPs, $COUNT x $SIZE bytes each way, intact (server)"
 		after=$(link_stats rroce0)
+		keep_if_slow $((($(date +%s%N) - start) / 1000000))
 		echo "$(delta np_ecn_marked_roce_packets) $(delta np_cnp_sent)" >"$RROCE_SHARED/np.$cc"
 		vm_signal counted.$cc
 	else
 		vm_wait listening.$cc
 		marked0=$(red_stat marked) drops0=$(($(red_stat early) + $(red_stat pdrop)))
-		trace_start
 		start=$(date +%s%N)
 		streams "$(peer_ip4)"
 		ktap_result $? "cc $cc: $QPS QPs, $COUNT x $SIZE bytes each way, intact (client)"
 		ms=$((($(date +%s%N) - start) / 1000000))
-		trace_keep $ms
 		after=$(link_stats rroce0)
+		keep_if_slow $ms
 		vm_wait counted.$cc
 		read -r np_seen np_cnps <"$RROCE_SHARED/np.$cc"
 		marked[cc]=$(($(red_stat marked) - marked0))
