@@ -283,14 +283,21 @@ fio_loop() {
 }
 
 # nfs_loop: a file of random size up to 8 MiB written, read back past the
-# page cache, compared.
+# page cache, compared. Written 256 KiB at a time, each synchronously, as
+# one writes over a slow link: xprtrdma ends the connection whenever an RPC
+# goes 60 s without a reply (xprt_rdma_timer), and sends again what it had
+# in flight. Buffered, a file's WRITEs of 1 MiB each queued behind one
+# another at the server, whose debug kernel reads their data at 100 kB/s
+# or less in the fault phases: the last of them timed out, the connection
+# was made again, the same WRITEs queued again, and dd waited in fsync for
+# minutes (a hung task report).
 nfs_loop() {
 	local size sum
 	while running; do
 		size=$((RANDOM * 256 + RANDOM % 4096))
 		head -c $size /dev/urandom >$OUT/nfs.src
 		sum=$(sha256sum <$OUT/nfs.src)
-		if timeout $((600 * SLOWDOWN)) dd if=$OUT/nfs.src of=$MNT/soak bs=1M conv=fsync status=none &&
+		if timeout $((600 * SLOWDOWN)) dd if=$OUT/nfs.src of=$MNT/soak bs=256k oflag=dsync conv=fsync status=none &&
 			[ "$(timeout $((600 * SLOWDOWN)) dd if=$MNT/soak bs=64k iflag=direct status=none | sha256sum)" = "$sum" ]; then
 			tally nfs ok
 			echo $size >>$OUT/nfs.bytes
