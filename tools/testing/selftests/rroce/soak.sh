@@ -286,11 +286,11 @@ fio_loop() {
 # page cache, compared. Written 256 KiB at a time, each synchronously, as
 # one writes over a slow link: xprtrdma ends the connection whenever an RPC
 # goes 60 s without a reply (xprt_rdma_timer), and sends again what it had
-# in flight. Buffered, a file's WRITEs of 1 MiB each queued behind one
-# another at the server, whose debug kernel reads their data at 100 kB/s
-# or less in the fault phases: the last of them timed out, the connection
-# was made again, the same WRITEs queued again, and dd waited in fsync for
-# minutes (a hung task report).
+# in flight. Buffered, a file's dirty pages went out at once, as WRITEs
+# queued behind one another at the server, whose debug kernel reads their
+# data at 100 kB/s or less in the fault phases: the last of them timed
+# out, the connection was made again, the same WRITEs queued again, and dd
+# waited in fsync for minutes (a hung task report).
 nfs_loop() {
 	local size sum
 	while running; do
