@@ -76,9 +76,7 @@ streams() {
 # and for what.
 trace_start() {
 	tracing_up && [ -d $TRACEFS/events/rroce ] || return 0
-	echo 0 >$TRACEFS/tracing_on && echo >$TRACEFS/trace &&
-		echo 16384 >$TRACEFS/buffer_size_kb && echo 1 >$TRACEFS/events/rroce/enable &&
-		echo 1 >$TRACEFS/tracing_on
+	echo 0 >$TRACEFS/tracing_on && echo >$TRACEFS/trace && trace_on
 }
 # keep_if_slow MS: stops tracing; keeps the evidence if the round took MS
 # ms, more than three times what the link needs.
@@ -130,8 +128,8 @@ for cc in 1 0; do
 	ktap_result $? "congestion_control $cc"
 	before=$(link_stats rroce0)
 	trace_start
-	start=$(date +%s%N)
 	if [ "$RROCE_VM" = 2 ]; then
+		start=$(date +%s%N)
 		streams
 		ktap_result $? "cc $cc: $QPS QPs, $COUNT x $SIZE bytes each way, intact (server)"
 		after=$(link_stats rroce0)

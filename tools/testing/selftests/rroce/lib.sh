@@ -278,6 +278,11 @@ ktap_sent() {
 # tracing_up: tracefs at $TRACEFS, mounted unless it is.
 TRACEFS=/sys/kernel/tracing
 tracing_up() { mountpoint -q $TRACEFS || mount -t tracefs none $TRACEFS; }
+# trace_on: rroce's tracepoints into a ring buffer of 16 MiB.
+trace_on() {
+	echo 16384 >$TRACEFS/buffer_size_kb && echo 1 >$TRACEFS/events/rroce/enable &&
+		echo 1 >$TRACEFS/tracing_on
+}
 # writable_modules: a writable layer over the VM's read-only /lib/modules,
 # for a test that installs the module there; the test is skipped without.
 writable_modules() {

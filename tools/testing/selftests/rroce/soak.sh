@@ -145,12 +145,6 @@ dump() {
 	if [ "$TRACE" = 1 ]; then echo 1 >$t/tracing_on; else echo 0 >$t/events/rroce/enable; fi
 }
 
-# trace_on: rroce's tracepoints into a ring buffer of 16 MiB.
-trace_on() {
-	echo 16384 >$TRACEFS/buffer_size_kb && echo 1 >$TRACEFS/events/rroce/enable &&
-		echo 1 >$TRACEFS/tracing_on
-}
-
 # stuck_lines: the kernel log's reports of a task blocked for minutes or
 # an NFS server not responding, counted.
 stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding'; }
