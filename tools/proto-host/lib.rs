@@ -8,7 +8,7 @@
 //! and the properties that the fuzz targets and the deterministic smoke
 //! fuzzers below both check: [`check_packet`] for the packet parser,
 //! [`check_wqe`] for the ring element parsers, and [`check_window`], the
-//! send window over a lossy link.
+//! send window over a lossy, duplicating, reordering link.
 
 #![no_std]
 
@@ -335,8 +335,8 @@ mod tests {
     }
 
     /// The send window's fuzz property on inputs from a fixed seed: work
-    /// requests of every kind over links that lose from none to most of
-    /// their packets.
+    /// requests of every kind over links that lose, duplicate or reorder
+    /// from none to most of their packets.
     #[test]
     fn smoke_fuzz_send_window() {
         const INPUTS: usize = 3000;
@@ -346,13 +346,14 @@ mod tests {
         for i in 0..INPUTS {
             input.clear();
             // The number of requests, then two bytes for each (see
-            // check_window): no more, or the rest would be read as losses.
+            // check_window): no more, or the rest would be read as link faults.
             let requests = rng.below(24);
             input.push(requests as u8);
             for _ in 0..2 * (requests + 1) {
                 input.push(rng.next() as u8);
             }
-            // How many packets the link may drop, and how often.
+            // How many packets the link may drop, duplicate or hold back,
+            // and how often.
             let (losses, bias) = (rng.below(400), rng.below(256) as u8);
             for _ in 0..losses {
                 input.push((rng.next() as u8).saturating_add(bias));

@@ -8,11 +8,12 @@
 //! where one is asked for, a sequence NAK once per gap, duplicates answered
 //! again, a read from no earlier than its last replay began, as the C rxe
 //! insists). The input picks the work requests and which packets the link
-//! drops; once it runs out, the link is lossless. Checked: no panic, every
-//! request completes in posting order, every read response is placed once,
-//! at the right offset, a read completes with all of them, and nothing
-//! stalls: once the link stops dropping, the requests complete, or the
-//! retry count runs out within the time that takes.
+//! drops, duplicates or holds back behind later ones; once it runs out, the
+//! link is faultless. Checked: no panic, every request completes in posting
+//! order, every read response is placed once, at the right offset, a read
+//! completes with all of them, and nothing stalls: once the link stops
+//! misbehaving, the requests complete, or the retry count runs out within
+//! the time that takes.
 
 extern crate alloc;
 
@@ -108,19 +109,32 @@ impl Input<'_> {
     }
 }
 
-/// The link: drops a packet when the input says so, while it lasts.
+/// The link: drops a packet, delivers it twice, or holds it back until
+/// after the packets of the next round, when the input says so, while it
+/// lasts.
 struct Link<'a> {
     input: Input<'a>,
-    last_drop: u64,
+    /// When the link last did anything but deliver a packet once, in order.
+    last_fault: u64,
 }
 
 impl Link<'_> {
-    fn drops(&mut self, now: u64) -> bool {
-        let drop = self.input.byte().is_some_and(|b| b < 64);
-        if drop {
-            self.last_drop = now;
+    /// Carries `packet`, at `now`, into `to`, or into `late` to come after
+    /// the next round's packets.
+    fn carry<T: Copy>(&mut self, packet: T, now: u64, to: &mut VecDeque<T>, late: &mut Vec<T>) {
+        let byte = self.input.byte().unwrap_or(u8::MAX);
+        if byte < 96 {
+            self.last_fault = now;
         }
-        drop
+        match byte {
+            0..=63 => {}
+            64..=79 => {
+                to.push_back(packet);
+                to.push_back(packet);
+            }
+            80..=95 => late.push(packet),
+            _ => to.push_back(packet),
+        }
     }
 }
 
@@ -209,14 +223,15 @@ fn holds(w: &SendWindow<Vec<Option<Wr>>>) {
     }
 }
 
-/// Runs the requests the input describes over a link that drops what it
+/// Runs the requests the input describes over a link that misbehaves as it
 /// says; panics if a property fails. Returns whether every request
 /// completed (rather than ran out of retries, or the input described none).
 ///
 /// The first byte is the number of requests, each of the next two bytes per
 /// request its kind and length; every byte after that, one per packet, says
-/// whether the link drops it. The window's invariants are checked after
-/// every event.
+/// whether the link drops it (below 64), delivers it twice (below 80) or
+/// after the next round's packets (below 96). The window's invariants are
+/// checked after every event.
 pub fn check_window(data: &[u8]) -> bool {
     let Some((&count, rest)) = data.split_first() else {
         return false;
@@ -225,7 +240,7 @@ pub fn check_window(data: &[u8]) -> bool {
     if rest.len() < 2 * count {
         return false;
     }
-    let (spec, drops) = rest.split_at(2 * count);
+    let (spec, faults) = rest.split_at(2 * count);
     let mut posted: VecDeque<(Kind, u32)> = spec
         .chunks_exact(2)
         .map(|c| match c[0] % 4 {
@@ -240,8 +255,8 @@ pub fn check_window(data: &[u8]) -> bool {
     slots.resize_with(16, || None);
     let mut w = SendWindow::new(slots, ring);
     let mut link = Link {
-        input: Input(drops),
-        last_drop: 0,
+        input: Input(faults),
+        last_fault: 0,
     };
     let mut responder = Responder {
         epsn: Psn::new(0),
@@ -249,11 +264,14 @@ pub fn check_window(data: &[u8]) -> bool {
         reads: Vec::new(),
     };
     let (mut requests, mut responses) = (VecDeque::new(), VecDeque::new());
+    // Packets the link holds back: this round's, and the last round's.
+    let (mut late_requests, mut held_requests) = (Vec::new(), Vec::new());
+    let (mut late_responses, mut held_responses) = (Vec::new(), Vec::new());
     let (mut next_id, mut completed) = (0, 0);
     let mut now = 0u64;
     while completed < count {
         assert!(
-            now - link.last_drop < 4 * GIVE_UP_WITHIN,
+            now - link.last_fault < 4 * GIVE_UP_WITHIN,
             "stalled at {now} with {completed} of {count} done"
         );
         // The requester sends what it may.
@@ -296,12 +314,13 @@ pub fn check_window(data: &[u8]) -> bool {
                     };
                     w.sent(slot, p, true, now);
                     holds(&w);
-                    if !link.drops(now) {
-                        requests.push_back(req);
-                    }
+                    link.carry(req, now, &mut requests, &mut late_requests);
                 }
             }
         }
+        // What the link held back comes after this round's packets.
+        requests.extend(held_requests.drain(..));
+        held_requests.append(&mut late_requests);
         let moved = !requests.is_empty();
         // The responder answers.
         let mut answers = VecDeque::new();
@@ -309,10 +328,10 @@ pub fn check_window(data: &[u8]) -> bool {
             responder.receive(req, &mut answers);
         }
         for r in answers {
-            if !link.drops(now) {
-                responses.push_back(r);
-            }
+            link.carry(r, now, &mut responses, &mut late_responses);
         }
+        responses.extend(held_responses.drain(..));
+        held_responses.append(&mut late_responses);
         // The completer takes the answers.
         let moved = moved || !responses.is_empty();
         for r in responses.drain(..) {
@@ -362,9 +381,9 @@ pub fn check_window(data: &[u8]) -> bool {
             holds(&w);
             if timer == Timer::GiveUp {
                 assert!(
-                    now - link.last_drop < GIVE_UP_WITHIN,
-                    "gave up at {now}, {} after the last loss",
-                    now - link.last_drop
+                    now - link.last_fault < GIVE_UP_WITHIN,
+                    "gave up at {now}, {} after the last fault",
+                    now - link.last_fault
                 );
                 return false;
             }
