@@ -521,20 +521,29 @@ where
     }
 
     /// Marks the requests before `until` done: a later response
-    /// acknowledges them. Stops at a read or atomic still waiting for its
-    /// answer.
+    /// acknowledges them. Not a read or atomic still waiting for its
+    /// answer, which only that answer completes.
     fn ack_before(&mut self, until: u32) {
         let mut i = self.head;
         while i != until {
-            if let Some(t) = self.track(i) {
-                if t.needs_answer() && !t.done {
-                    return;
-                }
+            if let Some(t) = self.track(i).filter(|t| !t.needs_answer()) {
                 t.acked = t.npsn;
                 t.done = true;
             }
             i = self.ring.next(i);
         }
+    }
+
+    /// The slot of the oldest request not done.
+    fn first_not_done(&self) -> Option<u32> {
+        let mut i = self.head;
+        while i != self.next {
+            if self.get(i).is_some_and(|e| !e.as_ref().done) {
+                return Some(i);
+            }
+            i = self.ring.next(i);
+        }
+        None
     }
 
     /// The oldest PSN not acknowledged: in the first request not done.

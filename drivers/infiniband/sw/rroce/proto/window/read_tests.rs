@@ -4,7 +4,9 @@
 //! placed in order, gaps asked for again, the responder resources they
 //! hold.
 
-use super::tests::{done, place, post, psns, send_all, send_one_rd_atomic, window, Ms, Wr, MTU};
+use super::tests::{
+    done, place, post, psns, send_all, send_one_rd_atomic, window, Ms, Window, Wr, MTU,
+};
 use super::timer::timeout_usecs;
 use super::track::Ahead;
 use super::*;
@@ -234,24 +236,68 @@ fn a_commit_holds_a_responder_resource() {
 }
 
 #[test]
-fn an_ack_does_not_pass_an_unanswered_read() {
+fn an_ack_past_a_read_asks_again_for_what_it_lacks() {
     let mut w = window(8);
-    post(&mut w, Kind::Data, MTU);
-    post(&mut w, Kind::Read, MTU);
-    post(&mut w, Kind::Data, MTU);
-    send_all(&mut w, 0);
-    w.ack(Psn::new(2), 1);
+    take(&mut w, Kind::Data, MTU);
+    let read = take(&mut w, Kind::Read, 2 * MTU);
+    take(&mut w, Kind::Data, MTU);
+    assert_eq!(psns(&send_all(&mut w, 0)), [0, 1, 3]);
+    // The read's last response was lost: the ACK of the write after it
+    // shows that the peer answered it. The writes are done, the read asks
+    // again for that response alone, at once.
+    place(&mut w, read, 0);
+    w.ack(Psn::new(3), 1);
     assert_eq!(done(&mut w), 1);
-    // The read's response acknowledges the write before it, but not
-    // the one after.
     assert!(w.reads_pending());
-    assert!(matches!(
-        w.read_response(Psn::new(1), MTU as usize, MTU),
-        ReadResponse::Place { slot: 1, n: 0, .. }
-    ));
-    w.read_placed(1, 0, 2);
-    assert!(!w.reads_pending());
-    assert_eq!(done(&mut w), 1);
-    w.ack(Psn::new(2), 3);
-    assert_eq!(done(&mut w), 1);
+    assert_eq!(w.window, WINDOW / 2);
+    let p = w.next_packet(read).unwrap();
+    assert_eq!((p.psn.get(), p.responses), (2, 1));
+    assert_eq!(psns(&send_all(&mut w, 1)), [2]);
+    // Once: the same ACK again, or a NAK past it, asks for nothing more.
+    w.ack(Psn::new(3), 2);
+    w.seq_nak(Psn::new(4), 2);
+    assert_eq!(send_all(&mut w, 2), []);
+    // Its answer completes the read and the write after it.
+    place(&mut w, read, 1);
+    assert_eq!(done(&mut w), 2);
+}
+
+#[test]
+fn an_answer_past_a_read_asks_again_for_what_it_lacks() {
+    let mut w = window(8);
+    let first = take(&mut w, Kind::Read, 2 * MTU);
+    let second = take(&mut w, Kind::Read, MTU);
+    assert_eq!(psns(&send_all(&mut w, 0)), [0, 2]);
+    // The first read's last response lost, the second's answer came.
+    place(&mut w, first, 0);
+    place(&mut w, second, 0);
+    assert_eq!(done(&mut w), 0);
+    assert_eq!(psns(&send_all(&mut w, 1)), [1]);
+    place(&mut w, first, 1);
+    assert_eq!(done(&mut w), 2);
+}
+
+#[test]
+fn an_ack_past_an_atomic_sends_it_again() {
+    let mut w = window(8);
+    take(&mut w, Kind::Atomic, 8);
+    take(&mut w, Kind::Data, MTU);
+    assert_eq!(psns(&send_all(&mut w, 0)), [0, 1]);
+    // The atomic's answer was lost; the peer replays it for the atomic
+    // sent again.
+    w.ack(Psn::new(1), 1);
+    assert_eq!(psns(&send_all(&mut w, 1)), [0]);
+    w.ack(Psn::new(1), 2);
+    assert_eq!(send_all(&mut w, 2), []);
+    assert_eq!(done(&mut w), 0);
+    assert_eq!(w.answer_for(Kind::Atomic, Psn::new(0)), Some(0));
+    w.answered(0, 3);
+    assert_eq!(done(&mut w), 2);
+}
+
+/// Takes a request of `kind` and `length` bytes without sending anything.
+fn take(w: &mut Window, kind: Kind, length: u32) -> u32 {
+    let slot = w.next_slot();
+    w.admit(Wr(Track::new(kind, length, MTU, w.next_psn())));
+    slot
 }

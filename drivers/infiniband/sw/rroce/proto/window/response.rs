@@ -29,15 +29,25 @@ where
         psn.distance_from(self.una) < self.high.distance_from(self.una)
     }
 
-    /// Handles an ACK of `psn` at `now`: every request whose packets are
-    /// all at or before it is done, up to the first read or atomic still
-    /// waiting for its answer.
+    /// Handles an ACK of `psn` at `now`: every SEND, WRITE or commit whose
+    /// packets are all at or before it is done. A read or atomic before it
+    /// still waiting for its answer is not, but the answer was lost: see
+    /// [`SendWindow::answered_past`].
     pub(crate) fn ack(&mut self, psn: Psn, now: u64) {
+        self.acknowledge(psn);
+        self.progress(now);
+        self.answered_past(psn);
+    }
+
+    /// Marks done what an ACK of `psn` completes.
+    fn acknowledge(&mut self, psn: Psn) {
         let mut i = self.head;
         while i != self.next {
             let Some(t) = self.track(i) else { break };
             if t.needs_answer() {
-                if !t.done {
+                // Only its own answer completes it; the ACK still tells of
+                // the requests after it.
+                if !t.done && !t.last_psn().before(psn) {
                     break;
                 }
             } else if !t.last_psn().after(psn) {
@@ -55,19 +65,49 @@ where
             }
             i = self.ring.next(i);
         }
-        self.progress(now);
     }
 
-    /// A NAK of `psn` at `now` acknowledges the packets before it.
-    fn nak(&mut self, psn: Psn, now: u64) {
-        self.ack(psn + Psn::MASK, now);
+    /// An answer at `psn` came. The peer answers requests in order, so the
+    /// first request not done, if a read or atomic whose PSNs are all before
+    /// `psn`, lost its missing answers on the way: an implied NAK (IBA
+    /// chapter 9). Asks again for them at once, as the C rxe's completer
+    /// does, rather than once the peer stays silent; unless that was done
+    /// and not yet answered. Returns whether it asked again.
+    fn answered_past(&mut self, psn: Psn) -> bool {
+        let Some(k) = self.first_not_done() else {
+            return false;
+        };
+        let Some(t) = self.track(k) else { return false };
+        if !t.needs_answer() || !t.last_psn().before(psn) || t.sent < t.request_packets() {
+            return false;
+        }
+        match t.kind {
+            Kind::Read if t.got >= t.asked_again_to => self.ask_again_for_gap(k),
+            Kind::Atomic if t.asked_again_to == 0 => {
+                t.asked_again_to = 1;
+                t.sent = 0;
+                self.asked_again(k);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A NAK of `psn` at `now` acknowledges the packets before it. Returns
+    /// whether it asked again for an earlier read's or atomic's answer.
+    fn nak(&mut self, psn: Psn, now: u64) -> bool {
+        let before = psn + Psn::MASK;
+        self.acknowledge(before);
+        self.progress(now);
+        self.answered_past(before)
     }
 
     /// A sequence NAK of `psn` at `now`: the packets from it on were lost,
-    /// send them again.
+    /// send them again. One loss halves the window once.
     pub(crate) fn seq_nak(&mut self, psn: Psn, now: u64) {
-        self.nak(psn, now);
-        self.lost();
+        if !self.nak(psn, now) {
+            self.lost();
+        }
         self.rewind(psn);
     }
 
@@ -140,10 +180,13 @@ where
             t.acked = t.npsn;
         }
         let gap = !t.done && !t.ahead.is_empty() && t.got >= t.asked_again_to && t.got < t.sent;
+        let psn = t.first_psn + n;
         self.ack_before(index);
         self.progress(now);
         if gap {
             self.ask_again_for_gap(index);
+        } else {
+            self.answered_past(psn);
         }
     }
 
@@ -159,7 +202,9 @@ where
     pub(crate) fn answered(&mut self, index: u32, now: u64) {
         let Some(t) = self.track(index) else { return };
         t.done = true;
+        let psn = t.first_psn;
         self.ack_before(index);
         self.progress(now);
+        self.answered_past(psn);
     }
 }

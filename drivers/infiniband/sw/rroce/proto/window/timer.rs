@@ -77,17 +77,23 @@ where
     }
 
     /// Asks again for the responses of the read in slot `index` from the
-    /// first one missing up to the next one received, alone; then goes on
-    /// where it was.
+    /// first one missing up to the next one received, or to the last one
+    /// asked for, alone; then goes on where it was.
     pub(super) fn ask_again_for_gap(&mut self, index: u32) {
         let Some(t) = self.track(index) else { return };
-        let end = t.got + t.ahead.leading_gap();
+        let end = (t.got + t.ahead.leading_gap()).min(t.sent);
         t.gap = Some(Gap {
             end,
             resume: t.sent,
         });
         t.sent = t.got;
         t.asked_again_to = end;
+        self.asked_again(index);
+    }
+
+    /// The request in slot `index` was set to send again what was lost:
+    /// halves the window, and has the requester go back to it.
+    pub(super) fn asked_again(&mut self, index: u32) {
         self.lost();
         self.rtt.resent();
         let ring = self.ring;

@@ -45,8 +45,9 @@ pub(crate) struct Track {
     /// is first sent, from the window then, and kept, so that a request
     /// sent again asks for part of one sent before, never more.
     pub(super) chunk: u32,
-    /// A read asked again for the responses before this one, after a gap
-    /// or a timeout: a gap before it is no news.
+    /// A read asked again for the responses before this one, after a gap,
+    /// a timeout or a later answer: a gap before it is no news. An atomic
+    /// sets it to 1 once sent again after a later answer.
     pub(super) asked_again_to: u32,
     /// The gap a read is asking again for, alone.
     pub(super) gap: Option<Gap>,
