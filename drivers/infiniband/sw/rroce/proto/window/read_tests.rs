@@ -295,6 +295,35 @@ fn an_ack_past_an_atomic_sends_it_again() {
     assert_eq!(done(&mut w), 2);
 }
 
+#[test]
+fn a_late_atomic_answer_is_taken_before_it_goes_again() {
+    let mut w = window(8);
+    take(&mut w, Kind::Atomic, 8);
+    take(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    // The ACK overtook the atomic's answer, which comes before the atomic
+    // went again: it is taken, and the atomic not sent.
+    w.ack(Psn::new(1), 1);
+    assert_eq!(w.answer_for(Kind::Atomic, Psn::new(0)), Some(0));
+    w.answered(0, 1);
+    assert_eq!(send_all(&mut w, 1), []);
+    assert_eq!(done(&mut w), 2);
+}
+
+#[test]
+fn a_nak_right_after_a_read_asks_again_for_what_it_lacks() {
+    let mut w = window(8);
+    let read = take(&mut w, Kind::Read, 2 * MTU);
+    take(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 0);
+    place(&mut w, read, 0);
+    // The write after the read was lost too: its sequence NAK shows the
+    // read answered.
+    w.seq_nak(Psn::new(2), 1);
+    assert_eq!(w.window, WINDOW / 2);
+    assert_eq!(psns(&send_all(&mut w, 1)), [1, 2]);
+}
+
 /// Takes a request of `kind` and `length` bytes without sending anything.
 fn take(w: &mut Window, kind: Kind, length: u32) -> u32 {
     let slot = w.next_slot();

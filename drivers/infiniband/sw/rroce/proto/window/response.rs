@@ -67,9 +67,10 @@ where
         }
     }
 
-    /// An answer at `psn` came. The peer answers requests in order, so the
-    /// first request not done, if a read or atomic whose PSNs are all before
-    /// `psn`, lost its missing answers on the way: an implied NAK (IBA
+    /// An answer came that shows every request before `psn` answered. The
+    /// peer answers requests in order, so the first request not done, if a
+    /// read or atomic whose PSNs are all before `psn`, lost its missing
+    /// answers on the way: an implied NAK (IBA
     /// chapter 9). Asks again for them at once, as the C rxe's completer
     /// does, rather than once the peer stays silent; unless that was done
     /// and not yet answered. Returns whether it asked again.
@@ -93,13 +94,13 @@ where
         true
     }
 
-    /// A NAK of `psn` at `now` acknowledges the packets before it. Returns
-    /// whether it asked again for an earlier read's or atomic's answer.
+    /// A NAK of `psn` at `now` acknowledges the packets before it, and
+    /// shows every request before it answered. Returns whether it asked
+    /// again for an earlier read's or atomic's answer.
     fn nak(&mut self, psn: Psn, now: u64) -> bool {
-        let before = psn + Psn::MASK;
-        self.acknowledge(before);
+        self.acknowledge(psn + Psn::MASK);
         self.progress(now);
-        self.answered_past(before)
+        self.answered_past(psn)
     }
 
     /// A sequence NAK of `psn` at `now`: the packets from it on were lost,
@@ -191,17 +192,21 @@ where
     }
 
     /// The slot of the request of `kind` (an atomic, or a FLUSH or ATOMIC
-    /// WRITE) that an answer at `psn` is for, if it waits for one.
+    /// WRITE) that an answer at `psn` is for, if it was sent and waits for
+    /// one: also while it waits to be sent again, as the first answer may
+    /// just have been late.
     pub(crate) fn answer_for(&self, kind: Kind, psn: Psn) -> Option<u32> {
         let k = self.find(psn)?;
         let t = self.get(k)?.as_ref();
-        (t.kind == kind && !t.done && t.sent != 0).then_some(k)
+        (t.kind == kind && !t.done && t.first_psn.before(self.high)).then_some(k)
     }
 
-    /// The single-packet request in slot `index` has its answer, at `now`.
+    /// The single-packet request in slot `index` has its answer, at `now`:
+    /// it is done, and not sent again.
     pub(crate) fn answered(&mut self, index: u32, now: u64) {
         let Some(t) = self.track(index) else { return };
         t.done = true;
+        t.sent = t.request_packets();
         let psn = t.first_psn;
         self.ack_before(index);
         self.progress(now);
