@@ -34,12 +34,17 @@ ktap_planned=
 ktap_plan() { ktap_planned=$1; echo "TAP version 13"; echo "1..$1"; }
 # While REFERENCE names a driver that is only compared with (the C rxe),
 # results are comment lines ("# rxe: ok: ..."), which count for nothing.
+# On a slow (debug) kernel each result follows the time it came at, to show
+# which parts of a test take the time there.
+ktap_time() { [ "$SLOWDOWN" = 1 ] || echo "# at ${SECONDS} s"; }
 ktap_ok() {
+	ktap_time
 	if [ -n "${REFERENCE:-}" ]; then echo "# $REFERENCE: ok: $*"; return; fi
 	ktap_count=$((ktap_count + 1))
 	echo "ok $ktap_count $*"
 }
 ktap_fail() {
+	ktap_time
 	if [ -n "${REFERENCE:-}" ]; then echo "# $REFERENCE: FAILED: $*"; return; fi
 	ktap_count=$((ktap_count + 1))
 	ktap_failed=$((ktap_failed + 1))
