@@ -2,6 +2,7 @@
 #
 #   make              build rroce.ko against KDIR (default: the cached test kernel)
 #   make test         set up, build, and run the whole selftest suite in VMs
+#                     (TESTS="a.sh b.sh": only those)
 #   make test-debug   the same on the debug kernel (KASAN, lockdep, kmemleak, ...)
 #   make demo         set up, build, boot two VMs and show RDMA traffic between them
 #   make soak         hours of mixed traffic under faults on the debug kernel,
@@ -75,7 +76,7 @@ test:
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory modules
 	@$(MAKE) --no-print-directory proto-test
-	@$(if $(filter given,$(KDIR_ORIGIN)),KDIR="$(KDIR)") $(SELFTESTS)/run_tests.sh
+	@$(if $(filter given,$(KDIR_ORIGIN)),KDIR="$(KDIR)") $(SELFTESTS)/run_tests.sh $(TESTS)
 
 test-debug:
 	@$(MAKE) --no-print-directory test RROCE_KCONFIG=debug
