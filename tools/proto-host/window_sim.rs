@@ -6,7 +6,8 @@
 //! The requester side drives [`SendWindow`] as the driver's requester and
 //! completer do; the responder answers in order as the C rxe does (an ACK
 //! where one is asked for, a sequence NAK once per gap, duplicates answered
-//! again, a read from no earlier than its last replay began, as the C rxe
+//! again, a read from no earlier than its last replay began, and only while
+//! its resource is among the last `MAX_RD_ATOMIC` taken, as the C rxe
 //! insists). The input picks the work requests and which packets the link
 //! drops, duplicates or holds back behind later ones; once it runs out, the
 //! link is faultless. Checked: no panic, every request completes in posting
@@ -138,19 +139,22 @@ impl Link<'_> {
     }
 }
 
-/// A read the responder took: its first response PSN and how many, and
-/// where its last replay began.
-struct ReadResource {
+/// A read, atomic or commit the responder took: its first response PSN
+/// and how many, and where its last replay began.
+struct Resource {
     psn: Psn,
     n: u32,
     from: Psn,
 }
 
-/// The responder, as far as PSNs go.
+/// The responder, as far as PSNs go. It keeps the last `MAX_RD_ATOMIC`
+/// reads (each request of one), atomics and commits it took, as the C
+/// rxe's ring of `max_dest_rd_atomic` does, and drops one asked again
+/// after its resource went.
 struct Responder {
     epsn: Psn,
     nak_sent: bool,
-    reads: Vec<ReadResource>,
+    resources: VecDeque<Resource>,
 }
 
 impl Responder {
@@ -174,10 +178,10 @@ impl Responder {
             Request::Data { .. } if new => {}
             // A duplicate is acknowledged up to what arrived.
             Request::Data { .. } => out.push_back(Response::Ack(self.epsn + Psn::MASK)),
-            Request::Read { .. } if !new && !self.replay(psn, n) => {}
+            _ if !new && !self.replay(psn, n) => {}
             Request::Read { len, .. } => {
                 if new {
-                    self.reads.push(ReadResource { psn, n, from: psn });
+                    self.take(psn, n);
                 }
                 for i in 0..n {
                     let at = i * MTU;
@@ -185,9 +189,16 @@ impl Responder {
                     out.push_back(Response::Read { psn: psn + i, len });
                 }
             }
-            Request::Atomic { .. } => out.push_back(Response::AtomicAck(psn)),
             // Answered again when it comes again, never carried out twice.
-            Request::Commit { .. } => out.push_back(Response::Committed(psn)),
+            Request::Atomic { .. } | Request::Commit { .. } => {
+                if new {
+                    self.take(psn, 1);
+                }
+                out.push_back(match req {
+                    Request::Atomic { .. } => Response::AtomicAck(psn),
+                    _ => Response::Committed(psn),
+                });
+            }
         }
         if new {
             self.epsn = self.epsn + n;
@@ -195,11 +206,21 @@ impl Responder {
         }
     }
 
-    /// Whether a read asked again for `n` responses from `psn` is answered:
-    /// only within a read taken, and from no earlier than its last replay.
+    /// Takes a resource for the `n` responses from `psn`, in place of the
+    /// oldest one if all are taken.
+    fn take(&mut self, psn: Psn, n: u32) {
+        if self.resources.len() == MAX_RD_ATOMIC as usize {
+            self.resources.pop_front();
+        }
+        self.resources.push_back(Resource { psn, n, from: psn });
+    }
+
+    /// Whether a read, atomic or commit asked again for `n` responses from
+    /// `psn` is answered: only within one whose resource is kept, and from
+    /// no earlier than its last replay.
     fn replay(&mut self, psn: Psn, n: u32) -> bool {
         let Some(r) = self
-            .reads
+            .resources
             .iter_mut()
             .rev()
             .find(|r| psn.distance_from(r.psn) < r.n)
@@ -261,7 +282,7 @@ pub fn check_window(data: &[u8]) -> bool {
     let mut responder = Responder {
         epsn: Psn::new(0),
         nak_sent: false,
-        reads: Vec::new(),
+        resources: VecDeque::new(),
     };
     let (mut requests, mut responses) = (VecDeque::new(), VecDeque::new());
     // Packets the link holds back: this round's, and the last round's.

@@ -321,14 +321,17 @@ where
         self.taken().any(|t| t.takes_resource() && !t.done)
     }
 
-    /// Read and atomic requests on the wire that the peer has not answered in
-    /// full: what `max_rd_atomic` bounds. Each chunk of a read counts, as the
-    /// responder holds a resource for each (the C rxe a ring of
-    /// `max_dest_rd_atomic`, whose oldest a new one overwrites).
+    /// The responder resources that what was sent holds, from the oldest
+    /// read or atomic not answered in full on: what `max_rd_atomic` bounds.
+    /// Each chunk of a read counts, as the responder holds a resource for
+    /// each (the C rxe a ring of `max_dest_rd_atomic`, whose oldest a new
+    /// one overwrites). So do those answered after it: the resource of one
+    /// still to ask again for must not be overwritten.
     fn reads_in_flight(&self) -> u32 {
         let high = self.high;
         self.taken()
-            .filter(|t| t.takes_resource() && !t.done && t.first_psn.before(high))
+            .skip_while(|t| !t.takes_resource() || t.done)
+            .filter(|t| t.takes_resource() && t.first_psn.before(high))
             .map(|t| {
                 if t.kind != Kind::Read {
                     return 1;
@@ -337,8 +340,9 @@ where
                 // missing response.
                 let chunk = t.chunk.max(1);
                 let asked = high.distance_from(t.first_psn).min(t.npsn);
+                let answered = if t.done { 0 } else { t.got / chunk };
                 // Saturating: a new SQ PSN may set `high` back under it.
-                asked.div_ceil(chunk).saturating_sub(t.got / chunk)
+                asked.div_ceil(chunk).saturating_sub(answered)
             })
             .sum()
     }

@@ -324,6 +324,34 @@ fn a_nak_right_after_a_read_asks_again_for_what_it_lacks() {
     assert_eq!(psns(&send_all(&mut w, 1)), [1, 2]);
 }
 
+#[test]
+fn reads_answered_after_one_still_missing_hold_their_resources() {
+    let mut w = window(8);
+    let first = take(&mut w, Kind::Read, 2 * MTU);
+    let second = take(&mut w, Kind::Read, MTU);
+    let third = take(&mut w, Kind::Read, MTU);
+    assert_eq!(w.next_to_send(true, 2), Next::Send(first));
+    send_one(&mut w, first);
+    send_one(&mut w, second);
+    // The first read lacks a response, the second is answered. A third
+    // would take the place of the first's resource at the responder (the
+    // C rxe overwrites the oldest), where asking again for it would fail.
+    place(&mut w, first, 0);
+    place(&mut w, second, 0);
+    assert_eq!(w.next_to_send(true, 2), Next::Send(first));
+    send_one(&mut w, first);
+    assert_eq!(w.next_to_send(true, 2), Next::Wait);
+    place(&mut w, first, 1);
+    assert_eq!(w.next_to_send(true, 2), Next::Send(third));
+}
+
+/// Sends the next packet of the request in `slot`.
+fn send_one(w: &mut Window, slot: u32) {
+    let p = w.next_packet(slot).unwrap();
+    w.sent(slot, p, true, 0);
+    w.check().unwrap();
+}
+
 /// Takes a request of `kind` and `length` bytes without sending anything.
 fn take(w: &mut Window, kind: Kind, length: u32) -> u32 {
     let slot = w.next_slot();
