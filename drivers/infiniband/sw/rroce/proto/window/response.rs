@@ -70,10 +70,10 @@ where
     /// An answer came that shows every request before `psn` answered. The
     /// peer answers requests in order, so the first request not done, if a
     /// read or atomic whose PSNs are all before `psn`, lost its missing
-    /// answers on the way: an implied NAK (IBA
-    /// chapter 9). Asks again for them at once, as the C rxe's completer
-    /// does, rather than once the peer stays silent; unless that was done
-    /// and not yet answered. Returns whether it asked again.
+    /// answers on the way: an implied NAK (IBA chapter 9). Asks again for
+    /// them at once, as the C rxe's completer does, rather than once the
+    /// peer stays silent; unless that was done and not yet answered.
+    /// Returns whether it asked again.
     fn answered_past(&mut self, psn: Psn) -> bool {
         let Some(k) = self.first_not_done() else {
             return false;
