@@ -21,7 +21,6 @@ vm_main 2 "$PROG"
 
 UCP_CHECK=$1
 require_cmd ucx_perftest rdma
-ktap_plan 13
 # UCX gives up on a silent UD peer after UCX_UD_TIMEOUT (30 s).
 LIMIT=$((120 * SLOWDOWN))
 # What each VM checks on its own device: a transport, and half of
@@ -33,6 +32,9 @@ else
 	LOOP_TLS="rc_verbs,ud_verbs,self"
 	LOOP_TESTS=("tag_lat -s 8" "ucp_put_bw -s 65536" "ucp_get -s 65536" "ucp_add")
 fi
+# The device, 2 checks and the perftests on it, 5 between the VMs, the
+# traffic seen, and the device gone.
+ktap_plan $((10 + ${#LOOP_TESTS[@]}))
 # ucp_check's rounds and largest message: on the debug kernel, where UCX's
 # ud_verbs moves a few hundred packets a second, one round up to 256 KiB.
 if [ "$SLOWDOWN" = 1 ]; then UCP_ARGS="-r 2 -m 4194304"; else UCP_ARGS="-r 1 -m 262144"; fi
