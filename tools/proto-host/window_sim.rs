@@ -173,6 +173,9 @@ impl Responder {
             return;
         }
         let new = psn == self.epsn;
+        if new && !matches!(req, Request::Data { .. }) {
+            self.take(psn, n);
+        }
         match req {
             Request::Data { ack_req, .. } if new && ack_req => out.push_back(Response::Ack(psn)),
             Request::Data { .. } if new => {}
@@ -180,25 +183,15 @@ impl Responder {
             Request::Data { .. } => out.push_back(Response::Ack(self.epsn + Psn::MASK)),
             _ if !new && !self.replay(psn, n) => {}
             Request::Read { len, .. } => {
-                if new {
-                    self.take(psn, n);
-                }
                 for i in 0..n {
                     let at = i * MTU;
                     let len = (len - at).min(MTU) as usize;
                     out.push_back(Response::Read { psn: psn + i, len });
                 }
             }
+            Request::Atomic { .. } => out.push_back(Response::AtomicAck(psn)),
             // Answered again when it comes again, never carried out twice.
-            Request::Atomic { .. } | Request::Commit { .. } => {
-                if new {
-                    self.take(psn, 1);
-                }
-                out.push_back(match req {
-                    Request::Atomic { .. } => Response::AtomicAck(psn),
-                    _ => Response::Committed(psn),
-                });
-            }
+            Request::Commit { .. } => out.push_back(Response::Committed(psn)),
         }
         if new {
             self.epsn = self.epsn + n;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Runs work requests through the send window over a link that drops,
-//! duplicates and reorders the packets the input picks; see `proto_host::check_window` for the
-//! properties checked.
+//! duplicates and reorders the packets the input picks; see
+//! `proto_host::check_window` for the properties checked.
 
 #![no_main]
 
