@@ -8,6 +8,11 @@
 #
 #   scripts/profile.sh [TOOL [SIZE [ITERATIONS]]]   default: ib_write_bw 65536 300
 #
+# TOOL nvmeof samples fio's SIZE-byte random reads over NVMe-oF, target and
+# host on the one device, 16 in flight, for ITERATIONS guest seconds; each
+# report then also gives the samples' share by where they ran: the driver,
+# the rest of the kernel, user space.
+#
 # perf comes from the host (linux-perf), which the VM sees as its root.
 
 . "$(dirname "$0")/../tools/testing/selftests/rroce/lib.sh"
@@ -30,22 +35,57 @@ if ! in_vm; then
 		head -n 40 "$out/report.$drv" 2>/dev/null || echo "(none)"
 		echo "$drv: counters: $(cat "$out/stats.$drv" 2>/dev/null)"
 		echo "$drv: result: $(grep -E '^ *[0-9]+ +[0-9]+ ' "$out/out.$drv" 2>/dev/null | tail -n 1)"
+		grep -E '^(fio|share): ' "$out/out.$drv" 2>/dev/null | sed "s/^/$drv: /"
 	done
 	echo "profile: perf data and full reports in $out"
 	exit $status
 fi
 
-port=19100
-for drv in rroce rxe; do
-	driver_up $drv || exit 1
-	gid=$(gid_index $DEV "$RROCE_IP4") || exit 1
+# perftest DRIVER: one run of TOOL, client and server on the device, sampled.
+perftest() {
+	local gid cmd
+	gid=$(gid_index $DEV "$RROCE_IP4") || return 1
 	port=$((port + 1))
 	cmd=("$TOOL" -d $DEV -x "$gid" -p $port -F -s "$SIZE" -n "$ITERS")
 	"${cmd[@]}" >/dev/null 2>&1 &
-	wait_listen $port || exit 1
-	perf record -q -e cpu-clock -a -o "$RROCE_SHARED/perf.$drv" -- "${cmd[@]}" 127.0.0.1 \
-		>"$RROCE_SHARED/out.$drv" 2>&1
+	wait_listen $port || return 1
+	perf record -q -e cpu-clock -a -o "$RROCE_SHARED/perf.$1" -- "${cmd[@]}" 127.0.0.1 \
+		>"$RROCE_SHARED/out.$1" 2>&1
 	wait
+}
+
+# nvmeof DRIVER: fio's random reads over NVMe-oF on the device, sampled.
+nvmeof() {
+	. "$SELFTESTS_DIR/nvmeof.sh"
+	target_up && TRADDR=$RROCE_IP4 host_connect || return 1
+	perf record -q -e cpu-clock -a -o "$RROCE_SHARED/perf.$1" -- \
+		fio --name=randread --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
+		--bs="$SIZE" --iodepth=16 --size=64m --time_based --runtime="$ITERS" \
+		>"$RROCE_SHARED/out.$1" 2>&1
+	sed -n 's/^ *read: IOPS=\([^,]*\), BW=\([^ ]*\).*/fio: \1 IOPS, \2/p' "$RROCE_SHARED/out.$1" \
+		>>"$RROCE_SHARED/out.$1"
+	host_disconnect
+	target_down
+}
+
+# shares DRIVER MODULE: the share of samples in MODULE, the rest of the
+# kernel and user space.
+shares() {
+	perf report -q -i "$RROCE_SHARED/perf.$1" --kallsyms=/proc/kallsyms --sort dso --stdio \
+		2>/dev/null | awk -v m="[$2]" '
+		/%/ { p = $1 + 0; if ($2 == m) d += p; else if ($2 ~ /^\[/) k += p; else u += p }
+		END { printf "share: %s %.1f %%, other kernel %.1f %%, user %.1f %%\n", m, d, k, u }'
+}
+
+port=19100
+for drv in rroce rxe; do
+	driver_up $drv || exit 1
+	if [ "$TOOL" = nvmeof ]; then
+		nvmeof $drv || exit 1
+		shares $drv "$([ $drv = rxe ] && echo rdma_rxe || echo rroce)" >>"$RROCE_SHARED/out.$drv"
+	else
+		perftest $drv || exit 1
+	fi
 	# Client and server share the device: its counters are both ends'.
 	link_stats $DEV >"$RROCE_SHARED/stats.$drv"
 	perf report -q -n -i "$RROCE_SHARED/perf.$drv" --kallsyms=/proc/kallsyms --sort sym --stdio 2>/dev/null |
