@@ -231,11 +231,6 @@ void rroce_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 	skb->protocol = protocol;
 }
 
-void rroce_ip_select_ident(struct sk_buff *skb)
-{
-	__ip_select_ident(dev_net(skb_dst(skb)->dev), ip_hdr(skb), 1);
-}
-
 void rroce_skb_queue_head_init(struct sk_buff_head *list)
 {
 	skb_queue_head_init(list);
@@ -391,10 +386,18 @@ bool rroce_work_pending(struct work_struct *work)
 	return work_pending(work);
 }
 
+/*
+ * Called with bottom halves off, as a hardware driver's interrupt would
+ * call it: the core's ib_cq_completion_softirq then polls at once on this
+ * CPU, and its irq_poll is not raised from process context.
+ */
 void rroce_cq_comp_handler(struct ib_cq *cq)
 {
-	if (cq->comp_handler)
-		cq->comp_handler(cq, cq->cq_context);
+	if (!cq->comp_handler)
+		return;
+	local_bh_disable();
+	cq->comp_handler(cq, cq->cq_context);
+	local_bh_enable();
 }
 
 /*

@@ -78,7 +78,6 @@ void rroce_skb_reset_network_header(struct sk_buff *skb);
 void rroce_skb_set_transport_header(struct sk_buff *skb, int offset);
 void rroce_skb_clear_cb(struct sk_buff *skb);
 void rroce_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
-void rroce_ip_select_ident(struct sk_buff *skb);
 void rroce_skb_queue_head_init(struct sk_buff_head *list);
 void rroce_skb_queue_purge(struct sk_buff_head *list);
 u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list);

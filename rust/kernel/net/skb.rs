@@ -152,8 +152,7 @@ impl SkBuff {
 
     /// Puts an IP header of `ip_len` bytes (IPv4 if `v4`) and a UDP header
     /// in front of the data, which is the UDP payload; `write` fills them
-    /// in. For IPv4, the IP layer then picks the identification, as for its
-    /// own packets. Afterwards `data` starts at the IP header.
+    /// in. Afterwards `data` starts at the IP header.
     pub(crate) fn push_ip_udp(
         &mut self,
         ip_len: usize,
@@ -179,10 +178,6 @@ impl SkBuff {
             bindings::rroce_skb_set_transport_header(skb, ip_len as ffi::c_int);
             bindings::rroce_skb_clear_cb(skb);
             bindings::rroce_skb_set_protocol(skb, protocol.to_be());
-            if v4 {
-                // Needs the route, which `route` attached.
-                bindings::rroce_ip_select_ident(skb);
-            }
         }
         Ok(())
     }
