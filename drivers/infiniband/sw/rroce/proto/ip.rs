@@ -4,10 +4,9 @@
 //!
 //! The sender writes them before it computes the ICRC, which covers them
 //! but for the fields routers may change (`icrc`), so they must be final:
-//! only the IPv4 identification, length and checksum are left for the IP
-//! layer, which fills them in as it would have (the checksum is masked out
-//! of the ICRC; identification and length are set before the ICRC is
-//! computed, by the kernel side).
+//! only the IPv4 checksum is left for the IP layer, and the ICRC masks it.
+//! The IPv4 identification is 0: the packets are never fragmented (DF),
+//! and the kernel's IP layer does the same for DF packets of no socket.
 
 use super::wire::{HeaderError, Writer};
 
@@ -108,7 +107,7 @@ impl IpHeader {
     /// Writes the IP and UDP headers of a datagram from UDP port `sport`
     /// with `payload_len` bytes of UDP payload at the start of `out`;
     /// returns their length. The addresses must both be IPv4-mapped or
-    /// neither. The IPv4 identification and checksum are left 0.
+    /// neither. The IPv4 checksum is left 0 for the IP layer.
     pub(crate) fn write_with_udp(
         &self,
         sport: u16,
@@ -126,7 +125,7 @@ impl IpHeader {
             w.u8(0x45)?;
             w.u8(self.tclass)?;
             w.u16(total)?;
-            w.u16(0)?; // identification: the IP layer's choice
+            w.u16(0)?; // identification: 0 with DF set, as the kernel's own (RFC 6864)
             w.u16(IP_DF)?;
             w.u8(self.hop_limit)?;
             w.u8(IPPROTO_UDP)?;
