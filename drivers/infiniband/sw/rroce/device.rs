@@ -597,6 +597,10 @@ impl Driver for RroceDevice {
     }
 
     fn kicked(dev: &Device<Self>) {
+        // As a doorbell: what the kicked QPs send to this device is handled
+        // after them, here, when it is a few packets (NVMe-oF's commands and
+        // answers between two QPs of one device).
+        let _plug = dev.plug_local_rx();
         let data = dev.data();
         data.kicked.drain(|qpn| {
             if let Some(qp) = data.qps().get(qpn) {
