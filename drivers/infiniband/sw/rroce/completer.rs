@@ -194,24 +194,36 @@ pub(crate) fn error_wc(qp: &QpCore, wr_id: u64, opcode: WcOpcode, status: WcStat
 
 /// Completes, in order, the requests that are done.
 pub(crate) fn complete_done(qp: &QpCore, inner: &mut QpInner) {
-    while let Some(e) = inner.send.window.pop_done() {
+    while let Some(wc) = inner
+        .send
+        .window
+        .pop_done_with(|e| entry_wc(qp, e, WcStatus::Success))
+    {
         qp.send_done(inner.send.window.head());
-        complete_entry(qp, inner, &e, WcStatus::Success);
+        if let Some(wc) = wc {
+            qp.complete_send(inner, &wc, false);
+        }
     }
 }
 
-/// Reports a request that left the queue with `status`: always in error,
-/// and when it succeeded only if it was signalled.
+/// Reports a request that left the queue with `status`.
 fn complete_entry(qp: &QpCore, inner: &mut QpInner, e: &Entry, status: WcStatus) {
+    if let Some(wc) = entry_wc(qp, e, status) {
+        qp.complete_send(inner, &wc, false);
+    }
+}
+
+/// The completion of a request that left the queue with `status`: always
+/// in error, and when it succeeded only if it was signalled.
+fn entry_wc(qp: &QpCore, e: &Entry, status: WcStatus) -> Option<Wc> {
     let ok = status == WcStatus::Success;
     if ok && e.wqe.flags & SEND_SIGNALED == 0 && !qp.sq_sig_all {
-        return;
+        return None;
     }
-    let wc = Wc {
+    Some(Wc {
         byte_len: if ok { e.wqe.length } else { 0 },
         ..error_wc(qp, e.wqe.wr_id, WcOpcode::from(e.wqe.opcode), status)
-    };
-    qp.complete_send(inner, &wc, false);
+    })
 }
 
 /// Completes the requests before slot `index` that are not done with

@@ -453,13 +453,16 @@ where
 
     // Completing.
 
-    /// Takes the oldest request if it is done, to complete it.
-    pub(crate) fn pop_done(&mut self) -> Option<E> {
+    /// If the oldest request is done, removes it, handing it to `f` in its
+    /// slot: a request is large, and moving it out costs a copy.
+    pub(crate) fn pop_done_with<R>(&mut self, f: impl FnOnce(&E) -> R) -> Option<R> {
         let head = self.head;
-        if head == self.next || !self.get(head)?.as_ref().done {
+        if head == self.next {
             return None;
         }
-        let e = self.slots[head as usize].take()?;
+        let slot = self.slots.get_mut(head as usize)?;
+        let r = f(slot.as_ref().filter(|e| e.as_ref().done)?);
+        *slot = None;
         if self.cur == head {
             self.cur = self.ring.next(head);
         }
@@ -469,7 +472,7 @@ where
         // arrives may answer the requests that timed out. A request done
         // shows the peer keeping up.
         self.backoff = self.backoff.saturating_sub(1);
-        Some(e)
+        Some(r)
     }
 
     /// Takes the oldest request, done or not, unless none is left:

@@ -89,7 +89,7 @@ pub(super) fn psns(sent: &[(u32, bool)]) -> Vec<u32> {
 }
 
 pub(super) fn done(w: &mut Window) -> usize {
-    let n = core::iter::from_fn(|| w.pop_done()).count();
+    let n = core::iter::from_fn(|| w.pop_done_with(|_| ())).count();
     w.check().unwrap();
     n
 }
