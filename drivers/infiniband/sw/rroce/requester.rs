@@ -29,7 +29,7 @@ use crate::proto::{
     wqe::{WrOpcode, SEND_FENCE, SEND_SOLICITED},
 };
 use crate::qp_core::{QpCore, QpInner};
-use crate::send_queue::{kind, Entry, Fetched, UdDest};
+use crate::send_queue::{kind, Entry, Fetched};
 use crate::work::{SendData, SendWqe};
 use kernel::prelude::*;
 
@@ -81,7 +81,6 @@ fn take(
             track: Track::local(psn),
             wqe,
             local: Memory::empty(),
-            ud: None,
         });
     }
     let atomic = matches!(wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
@@ -110,40 +109,30 @@ fn take(
     {
         return Err(fail(WcStatus::LocQpOpErr));
     }
-    let ud = if qp.qp_type.is_ud() {
+    if qp.qp_type.is_ud() {
         // A datagram is one packet.
         if wqe.length > mtu {
             return Err(fail(WcStatus::LocLenErr));
         }
-        // A kernel consumer's request carries its AH's address vector.
-        let av = match wqe.av {
-            Some(av) => av,
-            None => {
-                dev.ahs()
-                    .get(wqe.ah_num)
-                    .filter(|ah| ah.pd == qp.pd)
-                    .ok_or(fail(WcStatus::LocQpOpErr))?
-                    .av
-            }
-        };
-        Some(UdDest {
-            av,
-            qpn: Qpn::new(wqe.remote_qpn & Psn::MASK),
-            // A Q_Key with the high bit set means the QP's own (IBA 10.2.5).
-            qkey: if wqe.remote_qkey & 0x8000_0000 != 0 {
-                qkey
-            } else {
-                wqe.remote_qkey
-            },
-        })
+        // Its destination, resolved once: a kernel consumer's request
+        // carries its AH's address vector, a process's names its AH.
+        if wqe.av.is_none() {
+            let ah = dev.ahs().get(wqe.ah_num).filter(|ah| ah.pd == qp.pd);
+            wqe.av = Some(ah.ok_or(fail(WcStatus::LocQpOpErr))?.av);
+        }
+        wqe.remote_qpn &= Psn::MASK;
+        // A Q_Key with the high bit set means the QP's own (IBA 10.2.5).
+        if wqe.remote_qkey & 0x8000_0000 != 0 {
+            wqe.remote_qkey = qkey;
+        }
     } else {
-        None
-    };
+        // Connected: the QP's own destination.
+        wqe.av = None;
+    }
     Ok(Entry {
         track: Track::new(kind(wqe.opcode), wqe.length, mtu, psn),
         wqe,
         local,
-        ud,
     })
 }
 
@@ -254,10 +243,10 @@ fn plan(
             (Opcode::RcAtomicWrite, 0, w.length as usize)
         }
         _ => {
-            let opcode = match &e.ud {
-                Some(ud) => {
+            let opcode = match w.av {
+                Some(_) => {
                     ext.deth = Some(Deth {
-                        qkey: ud.qkey,
+                        qkey: w.remote_qkey,
                         src_qpn: src_qpn.get(),
                     });
                     if w.opcode == WrOpcode::SendImm {
@@ -317,8 +306,8 @@ fn send_packet(
     let Some(p) = plan(e, qp.qp_type, qp.qpn, next.n, next.responses, mtu) else {
         return false;
     };
-    let (av, dest) = match &e.ud {
-        Some(ud) => (ud.av, ud.qpn),
+    let (av, dest) = match e.wqe.av {
+        Some(av) => (av, Qpn::new(e.wqe.remote_qpn)),
         None => (inner.av, inner.attr.dest_qpn),
     };
     let ends = p.opcode.ends_message() || e.track.kind() != crate::proto::window::Kind::Data;

@@ -8,10 +8,9 @@
 //! cannot change one in flight. What they are for the protocol (their PSNs,
 //! what was sent and acknowledged, when to send again) is the core's
 //! [`SendWindow`]; this file adds what they are for the device: the work
-//! request itself, its memory and, for UD, its destination.
+//! request itself, with its memory and, for UD, its destination resolved.
 
-use crate::kernel_ext::rdma::Qpn;
-use crate::kernel_ext::{jiffies_to_usecs, rdma::Av, usecs_to_jiffies};
+use crate::kernel_ext::{jiffies_to_usecs, usecs_to_jiffies};
 use crate::local_mem::Memory;
 use crate::proto::{
     dcqcn::Rate,
@@ -36,19 +35,11 @@ impl Clock for Jiffies {
     }
 }
 
-/// Where a UD request goes, from its AH and work request.
-pub(crate) struct UdDest {
-    pub(crate) av: Av,
-    pub(crate) qpn: Qpn,
-    pub(crate) qkey: u32,
-}
-
 /// A work request taken from the send queue.
 pub(crate) struct Entry {
     pub(crate) track: Track,
     pub(crate) wqe: SendWqe,
     pub(crate) local: Memory,
-    pub(crate) ud: Option<UdDest>,
 }
 
 impl AsRef<Track> for Entry {

@@ -298,10 +298,12 @@ pub(crate) struct SendWqe<D, A> {
     pub(crate) compare_add: u64,
     pub(crate) swap: u64,
     /// UD: destination QP, its Q_Key, and the address handle's number.
+    /// Once taken, the QPN is 24 bits and the Q_Key the one to send.
     pub(crate) remote_qpn: u32,
     pub(crate) remote_qkey: u32,
     pub(crate) ah_num: u32,
-    /// UD from a kernel consumer: the address vector of its AH.
+    /// UD: the address vector of its AH, which a kernel consumer's request
+    /// carries and a process's gets when taken; `None` on connected QPs.
     pub(crate) av: Option<A>,
     /// A memory window bind.
     pub(crate) mw: Option<MwBind>,
