@@ -22,7 +22,7 @@ use crate::{
     kernel_ext::net::{NetDevice, SkBuff},
 };
 use core::{
-    mem::offset_of,
+    mem::{offset_of, ManuallyDrop},
     ptr::addr_of_mut,
     sync::atomic::{AtomicUsize, Ordering},
 };
@@ -485,12 +485,19 @@ impl<T: Driver> Device<T> {
 /// [`Device::plug_local_rx`].
 pub(crate) struct LocalRxPlug<'a, T: Driver>(&'a Device<T>);
 
-impl<T: Driver> Drop for LocalRxPlug<'_, T> {
-    fn drop(&mut self) {
+impl<T: Driver> LocalRxPlug<'_, T> {
+    /// Lets the plug go, handing the packets that wait to
+    /// [`Driver::receive`] itself if they are at most `most`, rather than
+    /// [`Driver::RX_INLINE`].
+    pub(crate) fn hand_over_up_to(self, most: u32) {
+        ManuallyDrop::new(self).release(most);
+    }
+
+    fn release(&self, most: u32) {
         let c = self.0.container();
         // The plug is held while the packets are handled, so that the
         // answers to them do not wake the receive work either.
-        let waiting = if c.rx_claim(T::RX_INLINE) {
+        let waiting = if c.rx_claim(most) {
             c.rx_handle(self.0);
             c.rx_release(-1)
         } else {
@@ -499,5 +506,11 @@ impl<T: Driver> Drop for LocalRxPlug<'_, T> {
         if waiting {
             self.0.wake_rx();
         }
+    }
+}
+
+impl<T: Driver> Drop for LocalRxPlug<'_, T> {
+    fn drop(&mut self) {
+        self.release(T::RX_INLINE);
     }
 }

@@ -312,17 +312,20 @@ impl Qp {
         }
     }
 
-    /// The doorbell: sends what the process posted.
-    pub(crate) fn post_send(&self, dev: &impl Services) -> Result {
+    /// The doorbell: sends what the process posted. Returns whether it
+    /// took a request the peer's process waits for (a SEND, a WRITE with
+    /// immediate).
+    pub(crate) fn post_send(&self, dev: &impl Services) -> Result<bool> {
         let qp = &*self.core;
         let mut inner = qp.inner.lock(&self.live);
         let inner = &mut *inner;
+        inner.send.took_for_receiver = false;
         match inner.attr.state {
             QpState::Rts => qp.run(dev, inner),
             QpState::Err => qp.flush(inner),
             _ => return Err(EINVAL),
         }
-        Ok(())
+        Ok(inner.send.took_for_receiver)
     }
 
     /// Withdraws the QP from the data path; dropping it frees its rings

@@ -414,7 +414,10 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut 
                     Fetched::Wqe(wqe) => take(dev, qp, psn, wqe, mtu, qkey),
                 };
                 match taken {
-                    Ok(e) => inner.send.window.admit(e),
+                    Ok(e) => {
+                        inner.send.took_for_receiver |= e.wqe.opcode.completes_at_peer();
+                        inner.send.window.admit(e);
+                    }
                     Err((wr_id, opcode, status)) => {
                         complete_done(qp, inner);
                         flush_before(qp, inner, index);

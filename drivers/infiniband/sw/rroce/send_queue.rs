@@ -74,6 +74,9 @@ pub(crate) struct SendQueue {
     pub(crate) pending: Option<SendWqe>,
     /// How fast it may send, after CNPs.
     pub(crate) rate: Rate,
+    /// Since the doorbell rang, a request was taken that the peer's
+    /// process waits for ([`WrOpcode::completes_at_peer`]).
+    pub(crate) took_for_receiver: bool,
 }
 
 impl SendQueue {
@@ -92,6 +95,7 @@ impl SendQueue {
             scratch,
             pending: None,
             rate: Rate::new(0),
+            took_for_receiver: false,
         })
     }
 

@@ -234,6 +234,15 @@ impl WrOpcode {
         matches!(self, Self::LocalInv | Self::BindMw | Self::RegMr)
     }
 
+    /// Whether the peer's process waits for it: it takes a receive there
+    /// and completes on the peer's CQ.
+    pub(crate) fn completes_at_peer(self) -> bool {
+        matches!(
+            self,
+            Self::Send | Self::SendImm | Self::SendInv | Self::WriteImm
+        )
+    }
+
     /// Whether it is an atomic operation, whose operands are laid out apart.
     pub(crate) fn is_atomic(self) -> bool {
         matches!(self, Self::CmpSwap | Self::FetchAdd)
