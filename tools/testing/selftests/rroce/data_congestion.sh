@@ -167,8 +167,8 @@ pair() {
 	ktap_result $? "pair $1: $QPS QPs, $COUNT x $SIZE bytes each way with congestion_control 1, then 0, intact"
 }
 
-# What congestion control did in the last pair, as VM 1's link saw it;
-# with VERDICT set, as results, else true if all of it holds.
+# What congestion control did in the last pair, as VM 1's link saw it:
+# each true if it holds.
 on_ok() {
 	[ "${marked[1]}" -gt 0 ] && [ "${seen[1]}" -gt 0 ] && [ "${cnps[1]}" -gt 0 ] &&
 		[ "${handled[1]}" -gt 0 ] && [ "${handled[1]}" -le "${cnps[1]}" ]
