@@ -243,19 +243,19 @@ fn plan(
             (Opcode::RcAtomicWrite, 0, w.length as usize)
         }
         _ => {
-            let opcode = match w.av {
-                Some(_) => {
-                    ext.deth = Some(Deth {
-                        qkey: w.remote_qkey,
-                        src_qpn: src_qpn.get(),
-                    });
-                    if w.opcode == WrOpcode::SendImm {
-                        Opcode::UdSendOnlyImm
-                    } else {
-                        Opcode::UdSendOnly
-                    }
+            let opcode = if qp_type.is_ud() {
+                // `take` resolved the Q_Key to send.
+                ext.deth = Some(Deth {
+                    qkey: w.remote_qkey,
+                    src_qpn: src_qpn.get(),
+                });
+                if w.opcode == WrOpcode::SendImm {
+                    Opcode::UdSendOnlyImm
+                } else {
+                    Opcode::UdSendOnly
                 }
-                None => data_opcode(qp_type, w.opcode, n, e.track.npsn())?,
+            } else {
+                data_opcode(qp_type, w.opcode, n, e.track.npsn())?
             };
             let at = (n * mtu) as usize;
             let len = (w.length as usize - at).min(mtu as usize);
