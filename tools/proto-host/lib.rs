@@ -22,6 +22,8 @@ extern crate std;
 pub mod proto;
 
 mod ring_check;
+#[cfg(test)]
+mod shared_peer_sim;
 mod window_sim;
 pub use ring_check::check_wqe;
 pub use window_sim::check_window;

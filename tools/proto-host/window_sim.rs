@@ -267,7 +267,7 @@ pub fn check_window(data: &[u8]) -> bool {
     let ring = Ring::new(15, 64).unwrap();
     let mut slots = Vec::new();
     slots.resize_with(16, || None);
-    let mut w = SendWindow::new(slots, ring);
+    let mut w = SendWindow::new(slots, ring, &Ms);
     let mut link = Link {
         input: Input(faults),
         last_fault: 0,

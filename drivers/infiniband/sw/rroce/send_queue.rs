@@ -91,7 +91,7 @@ impl SendQueue {
         let scratch =
             KVec::from_elem(0u8, if user { geometry.elem_size() } else { 0 }, GFP_KERNEL)?;
         Ok(Self {
-            window: SendWindow::new(entries, geometry),
+            window: SendWindow::new(entries, geometry, &Jiffies),
             scratch,
             pending: None,
             rate: Rate::new(0),

@@ -33,13 +33,17 @@ impl Rtt {
         }
     }
 
-    /// Everything before `una` is answered, as of `now`.
-    pub(crate) fn answered_before(&mut self, una: Psn, now: u64) {
-        let Some((psn, at)) = self.probe else { return };
-        if psn.before(una) {
-            self.probe = None;
-            self.sample(now.saturating_sub(at));
+    /// Everything before `una` is answered, as of `now`: returns the time
+    /// the packet timed took to be answered, if it is among them.
+    pub(crate) fn answered_before(&mut self, una: Psn, now: u64) -> Option<u64> {
+        let (psn, at) = self.probe?;
+        if !psn.before(una) {
+            return None;
         }
+        self.probe = None;
+        let r = now.saturating_sub(at);
+        self.sample(r);
+        Some(r)
     }
 
     /// Packets are being sent again: an answer could be to either copy.

@@ -14,11 +14,14 @@
 //! The requester and completer build packets and completions around it.
 //!
 //! Loss is found three ways: a sequence NAK, a gap in read responses, and
-//! the peer's silence. Each halves the window ([`SendWindow::lost`]); each
-//! response that makes progress opens it by one again. A silence longer than
-//! the QP's timeout is a retry, which counts against `retry_cnt` and backs
-//! the timer off; a silence longer than the peer usually takes to answer is
-//! a probe, not counted: the last packet alone, asking for an ACK, then, if
+//! the peer's silence. The first two halve the window
+//! ([`SendWindow::lost`]), as does an answer slow enough to show packets
+//! queued at the peer. A silence longer than the QP's timeout is a retry,
+//! which counts against `retry_cnt`, backs the timer off and shrinks the
+//! window to its least, to grow back by what each answer acknowledges up to
+//! half what it was; past that, each response that makes progress opens it
+//! by one. A silence longer than the peer usually takes to answer is a
+//! probe, not counted: the last packet alone, asking for an ACK, then, if
 //! the peer stays silent, everything not acknowledged.
 //!
 //! This file holds the window and how requests enter and leave it;
@@ -45,6 +48,10 @@ const MAX_BACKOFF: u8 = 3;
 /// The most the peer's measured answer time may stretch the timeout to, in
 /// microseconds, so that a dead link is still found in seconds.
 const MAX_RTT_TIMEOUT_US: u32 = 4_000_000;
+/// An answer slower than this, in microseconds, shows packets queued at the
+/// peer: half of what the timeout may stretch to, before it fires for
+/// packets that are only waiting.
+const CROWDED_US: u32 = MAX_RTT_TIMEOUT_US / 2;
 /// The most response packets one read request asks for. A large RDMA READ
 /// goes out as several requests, so that its responses, like any other
 /// packets, stay within the window instead of arriving in one burst.
@@ -140,8 +147,8 @@ pub(crate) enum RnrNak {
 ///   `psn`, nor `una` after `psn`; `una` is not before the oldest request's
 ///   first PSN, nor after the PSN its first request not done has been
 ///   acknowledged up to.
-/// - Pacing: `window` is within `MIN_WINDOW..=WINDOW`, `backoff` at most
-///   `MAX_BACKOFF`, `probes` at most `PROBES`.
+/// - Pacing: `window` and `threshold` are within `MIN_WINDOW..=WINDOW`,
+///   `backoff` at most `MAX_BACKOFF`, `probes` at most `PROBES`.
 pub(crate) struct SendWindow<S> {
     /// Taken work requests, by send queue slot.
     slots: S,
@@ -160,8 +167,15 @@ pub(crate) struct SendWindow<S> {
     /// but the peer may acknowledge any before this one.
     high: Psn,
     /// Unacknowledged packets allowed in flight: WINDOW at first, halved
-    /// by each loss, one more with each response that makes progress.
+    /// by each loss and each answer slower than `crowded`, MIN_WINDOW after
+    /// a timeout; one more with each other response that makes progress,
+    /// or as many as it acknowledges while below `threshold`.
     window: u32,
+    /// Half the window before the last timeout, or the window after the
+    /// last loss.
+    threshold: u32,
+    /// [`CROWDED_US`] in ticks.
+    crowded: u64,
     /// Packets sent since one asked for an ACK.
     noack: u32,
     /// Retransmissions since the last progress.
@@ -191,8 +205,9 @@ where
     S: DerefMut<Target = [Option<E>]>,
 {
     /// The window over a send queue of geometry `ring`, whose entries go in
-    /// `slots`, one for each slot of the ring, all empty.
-    pub(crate) fn new(slots: S, ring: Ring) -> Self {
+    /// `slots`, one for each slot of the ring, all empty; `clock` converts
+    /// the time `now` is given in.
+    pub(crate) fn new(slots: S, ring: Ring, clock: &impl Clock) -> Self {
         Self {
             slots,
             ring,
@@ -203,6 +218,8 @@ where
             una: Psn::new(0),
             high: Psn::new(0),
             window: WINDOW,
+            threshold: WINDOW,
+            crowded: clock.usecs_to_ticks(CROWDED_US),
             noack: 0,
             retries: 0,
             backoff: 0,
@@ -222,6 +239,7 @@ where
         self.high = psn;
         self.backoff = 0;
         self.window = WINDOW;
+        self.threshold = WINDOW;
         self.rtt = Rtt::default();
         self.probes = 0;
     }
@@ -574,11 +592,25 @@ where
         if self.una == una {
             return;
         }
-        self.rtt.answered_before(self.una, now);
+        let answer_time = self.rtt.answered_before(self.una, now);
         self.retries = 0;
         self.rnr_retries = 0;
         self.probes = 0;
-        self.window = (self.window + 1).min(WINDOW);
+        let acknowledged = self.una.distance_from(una);
+        if answer_time.is_some_and(|t| t > self.crowded) {
+            // A peer that is slower than the link (a busy CPU) queues what
+            // every QP sends it, and each QP gets a share of it in
+            // proportion to its window. Left to grow, the queue outlasts
+            // the timeout: the whole window goes again, and the QPs whose
+            // windows shrank most starve. Keep it short instead: one
+            // answer is timed at a time, so this halves once per round
+            // trip, and the windows meet as they shrink and grow alike.
+            self.lost();
+        } else if self.window < self.threshold {
+            self.window = (self.window + acknowledged).min(self.threshold);
+        } else {
+            self.window = (self.window + 1).min(WINDOW);
+        }
         self.waiting_since = now;
     }
 }

@@ -63,8 +63,10 @@ where
                 return Err("una past what the first request not done got");
             }
         }
-        if !(MIN_WINDOW..=WINDOW).contains(&self.window) {
-            return Err("window out of bounds");
+        if !(MIN_WINDOW..=WINDOW).contains(&self.window)
+            || !(MIN_WINDOW..=WINDOW).contains(&self.threshold)
+        {
+            return Err("window or its threshold out of bounds");
         }
         if self.backoff > MAX_BACKOFF || self.probes > PROBES {
             return Err("backoff or probes out of bounds");

@@ -42,7 +42,7 @@ pub(super) fn window(slots: u32) -> Window {
     let ring = Ring::new(slots - 1, 64).unwrap();
     let mut v = Vec::new();
     v.resize_with(slots as usize, || None);
-    SendWindow::new(v, ring)
+    SendWindow::new(v, ring, &Ms)
 }
 
 /// Takes a request of `kind` and `length` bytes once those before it
@@ -156,6 +156,52 @@ fn losses_never_shrink_the_window_below_its_floor() {
         w.seq_nak(Psn::new(0), 1);
     }
     assert_eq!(send_all(&mut w, 1).len(), MIN_WINDOW as usize);
+}
+
+#[test]
+fn a_timeout_starts_again_small_and_doubles_back_to_half() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, 600 * MTU);
+    assert_eq!(send_all(&mut w, 0).len(), WINDOW as usize);
+    let limit = Ms.usecs_to_ticks(timeout_usecs(14));
+    assert_eq!(w.tick(limit, 14, 7, &Ms), Timer::Retry);
+    // From the oldest packet again, but only the smallest window of it.
+    let again = send_all(&mut w, limit);
+    assert_eq!(again.first().map(|s| s.0), Some(0));
+    assert_eq!(again.len(), MIN_WINDOW as usize);
+    // Each answer opens the window by what it acknowledges, up to half
+    // the window before the timeout.
+    let mut una = 0;
+    for expected in [2 * MIN_WINDOW, 4 * MIN_WINDOW, WINDOW / 2, WINDOW / 2 + 1] {
+        let high = una + w.window - 1;
+        w.ack(Psn::new(high), limit + 1);
+        una = high + 1;
+        assert_eq!(w.window, expected);
+        send_all(&mut w, limit + 1);
+    }
+}
+
+#[test]
+fn a_crowded_peer_halves_the_window_once_a_round_trip() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, 600 * MTU);
+    // The first ACK request, the 64th packet, is timed.
+    send_all(&mut w, 0);
+    let crowded = Ms.usecs_to_ticks(CROWDED_US);
+    // Answered in time: it opens the window.
+    w.ack(Psn::new(ACK_EVERY - 1), crowded);
+    assert_eq!(w.window, WINDOW);
+    // The next timed packet is the first ACK request sent after that
+    // answer, the 192nd; the answers before it only open the window.
+    send_all(&mut w, crowded);
+    w.ack(Psn::new(2 * ACK_EVERY - 1), 2 * crowded + 1);
+    assert_eq!(w.window, WINDOW);
+    // Its answer takes longer: the window halves, once.
+    w.ack(Psn::new(3 * ACK_EVERY - 1), 2 * crowded + 1);
+    assert_eq!(w.window, WINDOW / 2);
+    send_all(&mut w, 2 * crowded + 1);
+    w.ack(Psn::new(3 * ACK_EVERY), 3 * crowded + 2);
+    assert_eq!(w.window, WINDOW / 2 + 1);
 }
 
 #[test]

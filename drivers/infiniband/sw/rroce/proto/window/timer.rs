@@ -30,12 +30,23 @@ where
     E: AsRef<Track> + AsMut<Track>,
     S: DerefMut<Target = [Option<E>]>,
 {
-    /// A loss, seen by a timeout, a sequence NAK or a gap in read
-    /// responses: halve the window, so that what is sent again does not
-    /// swamp a link that has just dropped packets, or a peer already
-    /// behind.
+    /// A loss, seen by a sequence NAK or a gap in read responses: halve the
+    /// window, so that what is sent again does not swamp a link that has
+    /// just dropped packets, or a peer already behind.
     pub(super) fn lost(&mut self) {
         self.window = (self.window / 2).max(MIN_WINDOW);
+        self.threshold = self.window;
+    }
+
+    /// A timeout: the peer answered nothing for longer than it may take,
+    /// so what is in flight says nothing of what it can take. Start again
+    /// from the smallest window, as TCP does, which grows back by what
+    /// each answer acknowledges up to half the window before: a peer that
+    /// was only slow, not short of packets, gets a few again, not half of
+    /// what it is still working through.
+    fn timed_out(&mut self) {
+        self.threshold = (self.window / 2).max(MIN_WINDOW);
+        self.window = MIN_WINDOW;
     }
 
     /// Goes back to `psn`: the request that holds it, and everything after
@@ -234,7 +245,7 @@ where
         // timeouts of at most 2^MAX_BACKOFF times the QP's.
         self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
         // Nor should it get a whole window to chew through again.
-        self.lost();
+        self.timed_out();
         self.resend_from(self.una, now);
         Timer::Retry
     }
