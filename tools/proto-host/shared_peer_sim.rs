@@ -12,8 +12,9 @@ extern crate alloc;
 use crate::proto::{
     psn::Psn,
     ring::Ring,
-    window::{Clock, Kind, Next, SendWindow, Timer, Track},
+    window::{Kind, Next, SendWindow, Timer, Track},
 };
+use crate::window_sim::Ms;
 use alloc::{collections::VecDeque, vec, vec::Vec};
 
 const MTU: u32 = 1024;
@@ -24,18 +25,6 @@ const DEPTH: u32 = 16;
 /// QP timeout code 17: 537 ms.
 const TIMEOUT: u8 = 17;
 const RETRY_CNT: u8 = 7;
-
-/// One tick per millisecond.
-struct Ms;
-
-impl Clock for Ms {
-    fn usecs_to_ticks(&self, usecs: u32) -> u64 {
-        u64::from(usecs.div_ceil(1000))
-    }
-    fn ticks_to_usecs(&self, ticks: u64) -> u32 {
-        (ticks * 1000) as u32
-    }
-}
 
 struct Wr(Track);
 

@@ -35,7 +35,7 @@ const MAX_RD_ATOMIC: u32 = 4;
 const GIVE_UP_WITHIN: u64 = 8 * 4000 + 8 * 8 * 5;
 
 /// One tick per millisecond.
-struct Ms;
+pub(crate) struct Ms;
 
 impl Clock for Ms {
     fn usecs_to_ticks(&self, usecs: u32) -> u64 {
