@@ -121,6 +121,9 @@ dead_read() {
 	python3 "$SELFTESTS_DIR/read_requests.py" eth0 $((200 * SLOWDOWN)) $((5 * SLOWDOWN)) >/tmp/reads.out &
 	sniffer=$!
 	wait_output /tmp/reads.out capturing 60 $sniffer
+	# What the requester's timer did, to set beside what the sniffer saw.
+	tracing_up && echo 1 >$TRACEFS/events/rroce/rroce_retransmit/enable &&
+		echo >$TRACEFS/trace && echo 1 >$TRACEFS/tracing_on
 	timeout $((180 * SLOWDOWN)) ib_read_bw -d rroce0 -x "$gid" -p $port -F -s 1048576 -n 100000 \
 		"$(peer_ip4)" >/tmp/dead_read.out 2>&1 &
 	client=$!
@@ -143,8 +146,10 @@ dead_read() {
 	# response, and perhaps for the next chunk: the last 14 requests hold
 	# that PSN at least 7 times.
 	[ "$(tail -n 14 /tmp/reads.out | cut -d' ' -f1 | sort | uniq -c | sort -rn |
-		awk 'NR == 1 { print $1 }')" -ge 7 ] 2>/dev/null
+		awk 'NR == 1 { print $1 }')" -ge 7 ] 2>/dev/null ||
+		{ grep -o "[0-9.]*: rroce_retransmit.*" $TRACEFS/trace 2>/dev/null | tail -n 16 | sed 's/^/#   /'; false; }
 	ktap_result $? "rroce: the reads were asked again from the first missing response"
+	echo 0 2>/dev/null >$TRACEFS/events/rroce/rroce_retransmit/enable
 }
 
 driver_up rroce && dead_read 18970
