@@ -450,9 +450,6 @@ where
     /// went out at `now`. An unreliable transport is done with it once
     /// sent.
     pub(crate) fn sent(&mut self, index: u32, p: NextPacket, rc: bool, now: u64) {
-        if p.psn.before(self.high) {
-            self.rtt.resending(p.psn, p.responses.max(1));
-        }
         let Some(t) = self.track(index) else { return };
         if t.kind == Kind::Read {
             t.asked(t.sent + p.responses);

@@ -53,6 +53,7 @@ where
     /// it, will be sent again from there.
     pub(super) fn rewind(&mut self, psn: Psn) {
         let Some(k) = self.find(psn) else { return };
+        self.rtt.resent();
         let high = self.high;
         let mut i = k;
         while i != self.next {
@@ -105,6 +106,7 @@ where
     /// halves the window, and has the requester go back to it.
     pub(super) fn asked_again(&mut self, index: u32) {
         self.lost();
+        self.rtt.resent();
         let ring = self.ring;
         if ring.count(index, self.head) < ring.count(self.cur, self.head) {
             self.cur = index;
