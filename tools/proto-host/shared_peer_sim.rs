@@ -3,8 +3,8 @@
 //! Several QPs' send windows against one peer slower than the link: what
 //! data_congestion meets on the debug kernel, where the receiving CPU, not
 //! the link, sets the pace. The peer handles one packet at a time from a
-//! queue every QP sends into, in arrival order, and answers at once; nothing
-//! is lost. Each QP writes messages of 64 packets, up to 16 outstanding, as
+//! queue every QP sends into, in arrival order, and answers at once as
+//! window_sim's model of rxe's responder does; nothing is lost. Each QP writes messages of 64 packets, up to 16 outstanding, as
 //! rc_stream does, with data_congestion's QP timeout.
 
 extern crate alloc;
@@ -14,7 +14,7 @@ use crate::proto::{
     ring::Ring,
     window::{Kind, Next, SendWindow, Timer, Track},
 };
-use crate::window_sim::Ms;
+use crate::window_sim::{Ms, Request, Responder, Response};
 use alloc::{collections::VecDeque, vec, vec::Vec};
 
 const MTU: u32 = 1024;
@@ -44,41 +44,6 @@ impl AsMut<Track> for Wr {
 /// for an ACK.
 type Packet = (usize, Psn, bool);
 
-/// What the peer answers.
-enum Answer {
-    Ack(Psn),
-    SeqNak(Psn),
-}
-
-/// The responder of one QP, as far as PSNs go: in order, an ACK where one
-/// is asked for, a sequence NAK once per gap, a duplicate acknowledged up to
-/// what arrived.
-struct Responder {
-    epsn: Psn,
-    nak_sent: bool,
-    /// Duplicates it received.
-    duplicates: u32,
-}
-
-impl Responder {
-    fn receive(&mut self, psn: Psn, ack_req: bool) -> Option<Answer> {
-        if psn.after(self.epsn) {
-            if self.nak_sent {
-                return None;
-            }
-            self.nak_sent = true;
-            return Some(Answer::SeqNak(self.epsn));
-        }
-        if psn != self.epsn {
-            self.duplicates += 1;
-            return Some(Answer::Ack(self.epsn + Psn::MASK));
-        }
-        self.epsn = self.epsn + 1;
-        self.nak_sent = false;
-        ack_req.then_some(Answer::Ack(psn))
-    }
-}
-
 /// What a run showed.
 pub(crate) struct Outcome {
     /// Each QP's longest wait for a completion, in ticks.
@@ -102,13 +67,8 @@ pub(crate) fn run(qps: usize, messages: u32, service: u64, late: u64) -> Outcome
             SendWindow::new(slots, ring, &Ms)
         })
         .collect();
-    let mut responders: Vec<Responder> = (0..qps)
-        .map(|_| Responder {
-            epsn: Psn::new(0),
-            nak_sent: false,
-            duplicates: 0,
-        })
-        .collect();
+    let mut responders: Vec<Responder> = (0..qps).map(|_| Responder::new()).collect();
+    let mut duplicates = 0;
     let (mut posted, mut completed) = (vec![0u32; qps], vec![0u32; qps]);
     let (mut last_completion, mut longest_wait) = (vec![0u64; qps], vec![0u64; qps]);
     let mut queue: VecDeque<Packet> = VecDeque::new();
@@ -139,11 +99,18 @@ pub(crate) fn run(qps: usize, messages: u32, service: u64, late: u64) -> Outcome
         }
         if now % service == 0 {
             if let Some((qp, psn, ack_req)) = queue.pop_front() {
-                let w = &mut windows[qp];
-                match responders[qp].receive(psn, ack_req) {
-                    Some(Answer::Ack(psn)) if w.expects(psn) => w.ack(psn, now),
-                    Some(Answer::SeqNak(psn)) if w.expects(psn) => w.seq_nak(psn, now),
-                    _ => {}
+                let (w, r) = (&mut windows[qp], &mut responders[qp]);
+                if psn.before(r.expected()) {
+                    duplicates += 1;
+                }
+                let mut answers = VecDeque::new();
+                r.receive(Request::Data { psn, ack_req }, &mut answers);
+                for answer in answers {
+                    match answer {
+                        Response::Ack(psn) if w.expects(psn) => w.ack(psn, now),
+                        Response::SeqNak(psn) if w.expects(psn) => w.seq_nak(psn, now),
+                        _ => {}
+                    }
                 }
             }
         }
@@ -159,7 +126,7 @@ pub(crate) fn run(qps: usize, messages: u32, service: u64, late: u64) -> Outcome
     }
     Outcome {
         longest_wait,
-        duplicates: responders.iter().map(|r| r.duplicates).sum(),
+        duplicates,
         ticks: now,
         gave_up,
     }

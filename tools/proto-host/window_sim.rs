@@ -68,7 +68,7 @@ impl AsMut<Track> for Wr {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Request {
+pub(crate) enum Request {
     Data {
         psn: Psn,
         ack_req: bool,
@@ -87,7 +87,7 @@ enum Request {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Response {
+pub(crate) enum Response {
     Ack(Psn),
     SeqNak(Psn),
     Read {
@@ -151,14 +151,28 @@ struct Resource {
 /// reads (each request of one), atomics and commits it took, as the C
 /// rxe's ring of `max_dest_rd_atomic` does, and drops one asked again
 /// after its resource went.
-struct Responder {
+pub(crate) struct Responder {
     epsn: Psn,
     nak_sent: bool,
     resources: VecDeque<Resource>,
 }
 
 impl Responder {
-    fn receive(&mut self, req: Request, out: &mut VecDeque<Response>) {
+    pub(crate) fn new() -> Self {
+        Self {
+            epsn: Psn::new(0),
+            nak_sent: false,
+            resources: VecDeque::new(),
+        }
+    }
+
+    /// The PSN it expects next.
+    #[cfg(test)]
+    pub(crate) fn expected(&self) -> Psn {
+        self.epsn
+    }
+
+    pub(crate) fn receive(&mut self, req: Request, out: &mut VecDeque<Response>) {
         let (psn, n) = match req {
             Request::Data { psn, .. } | Request::Atomic { psn } | Request::Commit { psn } => {
                 (psn, 1)
@@ -272,11 +286,7 @@ pub fn check_window(data: &[u8]) -> bool {
         input: Input(faults),
         last_fault: 0,
     };
-    let mut responder = Responder {
-        epsn: Psn::new(0),
-        nak_sent: false,
-        resources: VecDeque::new(),
-    };
+    let mut responder = Responder::new();
     let (mut requests, mut responses) = (VecDeque::new(), VecDeque::new());
     // Packets the link holds back: this round's, and the last round's.
     let (mut late_requests, mut held_requests) = (Vec::new(), Vec::new());
