@@ -125,17 +125,18 @@ stall_check() {
 # ask_dump WHY: have both VMs leave what they see now (dump_watch).
 ask_dump() { mkdir -p "$RROCE_SHARED/ask" && echo "$1" >"$RROCE_SHARED/ask/vm$RROCE_VM.$SECONDS"; }
 
-# dump NAME: what this VM sees, into the run directory as dump.NAME.vmK.*: the
-# QPs and rroce's counters, the RPC tasks waiting, the stacks of the NFS
-# server's threads and of every blocked task, and rroce's tracepoints: the
-# last of what they kept with SOAK_TRACE=1, else the next
-# STALL_TRACE_SECONDS.
+# dump NAME: what this VM sees, into the run directory as dump.NAME.vmK.*:
+# the QPs and rroce's counters, the RPC tasks waiting, the NVMe-oF host's
+# commands in flight, the stacks of the NFS server's threads and of every
+# blocked task, and rroce's tracepoints: the last of what they kept with
+# SOAK_TRACE=1, else the next STALL_TRACE_SECONDS.
 dump() {
 	local f=$RROCE_SHARED/dump.$1.vm$RROCE_VM t=$TRACEFS
 	echo "# $1 ($(cat "$RROCE_SHARED/ask/$1")): dumped into $(basename "$f").*"
 	{ rdma res show qp; link_stats rroce0; } >$f.qp 2>&1
 	{ cat /sys/kernel/debug/sunrpc/rpc_clnt/*/tasks; grep -h "xprt:" /proc/self/mountstats
 	  cat /proc/net/rpc/nfsd; } >$f.rpc 2>/dev/null
+	grep -H . /sys/kernel/debug/block/nvme*/hctx*/busy >$f.nvme 2>/dev/null
 	for pid in $(pgrep -x nfsd) $(ps -eo pid=,stat= | awk '$2 ~ /^D/ { print $1 }'); do
 		echo "== $pid $(cat /proc/$pid/comm)"
 		cat /proc/$pid/stack
@@ -145,15 +146,16 @@ dump() {
 	if [ "$TRACE" = 1 ]; then echo 1 >$t/tracing_on; else echo 0 >$t/events/rroce/enable; fi
 }
 
-# stuck_lines: the kernel log's reports of a task blocked for minutes or
-# an NFS server not responding, counted.
-stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding'; }
+# stuck_lines: the kernel log's reports of a task blocked for minutes, an
+# NFS server not responding or an NVMe-oF command timed out, counted.
+stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding' -e 'QID [0-9]* timeout'; }
 
 # dump_watch: every 5 s, ask for a dump when a QP of this VM gave up
-# (retry_exceeded_err moved) or the kernel reports a stuck task or NFS
-# server (an NFS write that crawls escapes stall_check); make each dump
-# asked for, by either VM or by hand (a file ask/NAME in the run
-# directory, holding why), the first STALL_DUMPS of them.
+# (retry_exceeded_err moved) or the kernel reports a stuck task, NFS
+# server or NVMe-oF command (an NFS write that crawls escapes
+# stall_check); make each dump asked for, by either VM or by hand (a file
+# ask/NAME in the run directory, holding why), the first STALL_DUMPS of
+# them.
 dump_watch() {
 	local f name made=" " n=0 last now stuck_last stuck
 	last=$(link_counter rroce0 retry_exceeded_err)
@@ -163,7 +165,7 @@ dump_watch() {
 		[ "$now" != "$last" ] && ask_dump "a QP of vm$RROCE_VM gave up: retry_exceeded_err $last -> $now"
 		last=$now
 		stuck=$(stuck_lines)
-		[ "$stuck" != "$stuck_last" ] && ask_dump "vm$RROCE_VM's kernel reports a stuck task or NFS server"
+		[ "$stuck" != "$stuck_last" ] && ask_dump "vm$RROCE_VM's kernel reports a stuck task, NFS server or NVMe-oF command"
 		stuck_last=$stuck
 		for f in "$RROCE_SHARED"/ask/*; do
 			name=${f##*/}
