@@ -436,7 +436,7 @@ if [ "$RROCE_VM" = 2 ]; then
 	[ "$(count rping failed)" = 0 ] && [ "$(count rping ok)" -gt 0 ]
 	ktap_result $? "rdma_cm: $(count rping ok) rping connections checked, $(count rping lost) refused under faults"
 	reconnects=$(dmesg | grep -c "Successfully reconnected")
-	echo "# NVMe-oF reconnects: $reconnects"
+	echo "# NVMe-oF reconnects: $reconnects; commands timed out: $(dmesg | grep -c 'QID [0-9]* timeout')"
 	host_disconnect && umount $MNT
 	ktap_result $? "NVMe-oF disconnected, NFS unmounted"
 	vm_signal released
