@@ -146,9 +146,11 @@ dump() {
 	if [ "$TRACE" = 1 ]; then echo 1 >$t/tracing_on; else echo 0 >$t/events/rroce/enable; fi
 }
 
+# What nvme-rdma logs for a command that timed out (nvme_rdma_timeout).
+NVME_TIMEOUT='QID [0-9]* timeout'
 # stuck_lines: the kernel log's reports of a task blocked for minutes, an
 # NFS server not responding or an NVMe-oF command timed out, counted.
-stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding' -e 'QID [0-9]* timeout'; }
+stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding' -e "$NVME_TIMEOUT"; }
 
 # dump_watch: every 5 s, ask for a dump when a QP of this VM gave up
 # (retry_exceeded_err moved) or the kernel reports a stuck task, NFS
@@ -436,7 +438,7 @@ if [ "$RROCE_VM" = 2 ]; then
 	[ "$(count rping failed)" = 0 ] && [ "$(count rping ok)" -gt 0 ]
 	ktap_result $? "rdma_cm: $(count rping ok) rping connections checked, $(count rping lost) refused under faults"
 	reconnects=$(dmesg | grep -c "Successfully reconnected")
-	echo "# NVMe-oF reconnects: $reconnects; commands timed out: $(dmesg | grep -c 'QID [0-9]* timeout')"
+	echo "# NVMe-oF reconnects: $reconnects; commands timed out: $(dmesg | grep -c "$NVME_TIMEOUT")"
 	host_disconnect && umount $MNT
 	ktap_result $? "NVMe-oF disconnected, NFS unmounted"
 	vm_signal released
