@@ -13,6 +13,8 @@
 #   - UD (ibv_ud_pingpong -c), a datagram lost under a fault allowed, a
 #     wrong one not;
 #   - rdma_cm churn: rping connects, checks 10 pings and disconnects;
+#   - UCX (ucp_check: tagged, stream, put, get and atomics up to 256 KiB,
+#     every byte checked) over ud_verbs and over rc_verbs in turn;
 #
 # The user-space programs sleep on completion events: polling without pause
 # on a VM's one CPU would starve the kernel's work, soft RoCE's included,
@@ -33,13 +35,13 @@
 MINUTES=${SOAK_MINUTES:-120}
 FAULT_SECONDS=${SOAK_FAULT_SECONDS:-180}
 VM_TIMEOUT=${VM_TIMEOUT:-$((MINUTES * 60 + 1800))}
-in_vm || build_prog rc_stream -libverbs
-vm_main 2 "$PROG" "$MINUTES" "$FAULT_SECONDS" "${SOAK_TRACE:-0}"
-rc_stream=$1 MINUTES=$2 FAULT_SECONDS=$3 TRACE=$4
+in_vm || { build_prog rc_stream -libverbs && rc_stream=$PROG && build_prog ucp_check -lucp -lucs; }
+vm_main 2 "$rc_stream" "$PROG" "$MINUTES" "$FAULT_SECONDS" "${SOAK_TRACE:-0}"
+rc_stream=$1 ucp_check=$2 MINUTES=$3 FAULT_SECONDS=$4 TRACE=$5
 . "$SELFTESTS_DIR/nvmeof.sh"
 
-require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum
-ktap_plan $((RROCE_VM == 1 ? 8 : 11))
+require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum ucx_info
+ktap_plan $((RROCE_VM == 1 ? 9 : 12))
 
 END=$((SECONDS + MINUTES * 60))
 OUT=/tmp/soak
@@ -53,6 +55,11 @@ UD_PORT=19200
 # short soak then had no pingpong through.
 UD_MESSAGES=50
 RPING_PORT=19300
+UCX_PORT=19400
+# UCX's two transports for a RoCE device (rc_verbs wires up through
+# ud_verbs), on the IPv4 GID; ucp_check sleeps on UCX's events (-w).
+UCX_TRANSPORTS=(ud_verbs,self rc_verbs,ud_verbs,self)
+UCX_ARGS="-w -r 1 -m 262144"
 # The RC ACK timeout: 537 ms, so that a QP rides out the 2 s link down
 # within its 7 retries.
 RC_TIMEOUT=17
@@ -322,6 +329,54 @@ rping_loop() {
 	done
 }
 
+# ucx_server K: ucp_check's server over UCX_TRANSPORTS[K] until the end,
+# on its own port, as rc_server.
+ucx_server() {
+	local k=$1
+	while running; do
+		once ucx$k ucx_run $k
+		[ -e $OUT/stopped ] && break
+		ucx_result $k
+	done
+}
+
+# ucx_client: ucp_check over the transports in turn until the end.
+ucx_client() {
+	local i=0
+	while running; do
+		sleep 1
+		once ucx$((i % 2)) ucx_run $((i % 2)) "$(peer_ip4)"
+		ucx_result $((i % 2))
+		i=$((i + 1))
+	done
+}
+
+# ucx_run K [SERVER]: one ucp_check over UCX_TRANSPORTS[K], in place of
+# the shell that runs this (once's PID is then ucp_check's timeout).
+ucx_run() {
+	exec env $(ucx_env rroce0 "$(gid_index rroce0 "$RROCE_IP4")" "${UCX_TRANSPORTS[$1]}") \
+		timeout $((600 * SLOWDOWN)) "$ucp_check" $UCX_ARGS -p $((UCX_PORT + $1)) ${2:-}
+}
+
+# ucx_result K: tally transport K's last run. Data that UCX delivered
+# wrong fails the soak; a run that UCX gave up (its peer unreachable for
+# longer than its timeouts) is counted as lost.
+ucx_result() {
+	local out=$OUT/ucx$1.out
+	if grep -q "ucp_check: [0-9]* passed, 0 failed" $out; then
+		tally ucx ok
+	elif grep -q "connecting to the server failed" $out; then
+		tally ucx unconnected
+	elif grep -q "^wrong data" $out; then
+		tally ucx failed
+		grep "not ok\|wrong data\|differs\|ucp_check:" $out | sed "s/^/# ucp_check over ${UCX_TRANSPORTS[$1]}: /"
+	else
+		tally ucx lost
+		[ "$(count ucx lost)" -le 5 ] &&
+			grep -m 3 "not ok\|ucp_check:\|Fatal\|ERROR" $out | sed "s/^/# ucp_check over ${UCX_TRANSPORTS[$1]}, given up: /"
+	fi
+}
+
 # faults: one phase per FAULT_SECONDS, the same schedule in both VMs.
 NETEM=("loss 2%" "delay 1ms reorder 10% 50%" "duplicate 2%" "delay 1ms reorder 5% 50% loss 1% duplicate 1%" "")
 fault_loop() {
@@ -384,6 +439,9 @@ if [ "$RROCE_VM" = 1 ]; then
 	for k in "${!RC_OPS[@]}"; do
 		rc_server $k &
 	done
+	for k in "${!UCX_TRANSPORTS[@]}"; do
+		ucx_server $k &
+	done
 	ud_loop server &
 else
 	vm_wait serving 600 && NVME_OPTS=",ctrl_loss_tmo=-1" host_connect &&
@@ -393,6 +451,7 @@ else
 	fio_loop &
 	nfs_loop &
 	rc_client &
+	ucx_client &
 	ud_loop client &
 	rping_loop &
 fi
@@ -420,7 +479,7 @@ vm_signal done
 vm_wait done 1800
 if [ "$RROCE_VM" = 1 ]; then
 	touch $OUT/stopped
-	kill $rping_server $(cat $OUT/rc*.pid $OUT/ud.pid 2>/dev/null) 2>/dev/null
+	kill $rping_server $(cat $OUT/rc*.pid $OUT/ucx*.pid $OUT/ud.pid 2>/dev/null) 2>/dev/null
 fi
 wait
 echo "# runs: $(runs)"
@@ -449,6 +508,8 @@ else
 fi
 [ "$(count rc failed)" = 0 ] && [ "$(count rc ok)" -gt 0 ]
 ktap_result $? "rc_stream: $(count rc ok) runs of 200 x 8 KiB each way intact, $(count rc failed) not ($(count rc unconnected) tries to connect failed)"
+[ "$(count ucx failed)" = 0 ] && [ "$(count ucx ok)" -gt 0 ]
+ktap_result $? "UCX: $(count ucx ok) ucp_check runs passed, $(count ucx failed) with wrong data, $(count ucx lost) given up under faults ($(count ucx unconnected) tries to connect failed)"
 [ "$(count ud failed)" = 0 ] && [ "$(count ud ok)" -gt 0 ]
 ktap_result $? "UD: $(count ud ok) pingpongs of $UD_MESSAGES x 1 KiB checked, $(count ud lost) stalled by loss, $(count ud unconnected) whose address exchange broke"
 [ ! -e $OUT/idle_device.failed ] && grep -q rroce1 $OUT/faults

@@ -7,18 +7,26 @@
  * compare-and-swap) on one of its words. The transports are the ones
  * UCX_TLS and UCX_NET_DEVICES allow.
  *
- *   ucp_check -p PORT [-r ROUNDS] [-m MAX]            server
- *   ucp_check -p PORT [-r ROUNDS] [-m MAX] ADDRESS    client (the server's IPv4 address)
+ *   ucp_check -p PORT [-r ROUNDS] [-m MAX] [-w]            server
+ *   ucp_check -p PORT [-r ROUNDS] [-m MAX] [-w] ADDRESS    client (the server's IPv4 address)
  *
  * MAX (default 4 MiB) caps the message sizes; both sides must agree on it.
+ * With -w a side with nothing to progress sleeps until UCX has an event
+ * (UCP_FEATURE_WAKEUP) instead of polling, so that it leaves the CPU to
+ * others (the soak's kernel work).
  *
  * The two meet over TCP to swap UCP worker addresses and keys, then use UCP
  * only. Each side prints one "ok"/"not ok" line per check and
- * "ucp_check: N passed, N failed"; the exit status is 1 if any failed.
+ * "ucp_check: N passed, N failed (N with wrong data)"; the exit status is
+ * 1 if any failed. Wrong data is data of an operation that UCX completed
+ * without error and that differs from what was sent: unlike an operation
+ * that failed (UCX gave up on a peer it could not reach), no fault of the
+ * link excuses it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +40,7 @@
 static ucp_context_h context;
 static ucp_worker_h worker;
 static ucp_ep_h ep;
-static int sock, is_server, passed, failed;
+static int sock, is_server, passed, failed, wrong, sleepy, efd = -1;
 static size_t max_len = 4 << 20;
 
 static void check(int ok, const char *what)
@@ -43,6 +51,14 @@ static void check(int ok, const char *what)
 		failed++;
 	printf("%s %s\n", ok ? "ok" : "not ok", what);
 	fflush(stdout);
+}
+
+/* DONE: UCX completed the operation; RIGHT: its data is what was sent. */
+static int delivered(int done, int right)
+{
+	if (done && !right)
+		wrong++;
+	return done && right;
 }
 
 static void die(const char *what)
@@ -57,6 +73,16 @@ static void oob_write(const void *b, size_t len)
 		die("out-of-band write");
 }
 
+/* Nothing to progress: with -w, sleep until the worker has an event or FD
+ * (if not -1) has data. */
+static void idle(int fd)
+{
+	struct pollfd p[2] = { { .fd = efd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
+
+	if (sleepy && ucp_worker_arm(worker) == UCS_OK)
+		poll(p, fd < 0 ? 1 : 2, -1);
+}
+
 /* Reads keep the worker progressing: a transport without RDMA (ud_verbs)
  * serves the peer's puts, gets and atomics in software, here. */
 static void oob_read(void *b, size_t len)
@@ -67,7 +93,8 @@ static void oob_read(void *b, size_t len)
 		ssize_t n = recv(sock, (char *)b + got, len - got, worker ? MSG_DONTWAIT : 0);
 
 		if (n < 0 && errno == EAGAIN) {
-			ucp_worker_progress(worker);
+			if (!ucp_worker_progress(worker))
+				idle(sock);
 			continue;
 		}
 		if (n <= 0)
@@ -95,13 +122,20 @@ static void *oob_recv(void)
 	return b;
 }
 
-/* Both sides have come this far. */
-static void barrier(void)
+/* Both sides have come this far; each tells the other whether its last
+ * operation completed (DONE), and learns the same of the other's. */
+static int barrier_with(int done)
 {
-	char c = 0;
+	char c = done;
 
 	oob_write(&c, 1);
 	oob_read(&c, 1);
+	return c;
+}
+
+static void barrier(void)
+{
+	barrier_with(1);
 }
 
 static void oob_connect(const char *server, int port)
@@ -122,8 +156,11 @@ static void oob_connect(const char *server, int port)
 		sock = socket(AF_INET, SOCK_STREAM, 0);
 		if (inet_pton(AF_INET, server, &a.sin_addr) != 1)
 			die("bad server address");
-		for (int i = 0; i < 300 && connect(sock, (void *)&a, sizeof(a)); i++)
+		for (int i = 0; connect(sock, (void *)&a, sizeof(a)); i++) {
+			if (i == 300)
+				die("connecting to the server failed");
 			usleep(100000);
+		}
 	}
 	if (sock < 0)
 		die("connect");
@@ -139,7 +176,8 @@ static ucs_status_t wait_for(void *req)
 	if (!req)
 		return UCS_OK;
 	while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS)
-		ucp_worker_progress(worker);
+		if (!ucp_worker_progress(worker))
+			idle(-1);
 	ucp_request_free(req);
 	return st;
 }
@@ -155,7 +193,7 @@ static void tag_messages(unsigned char *buf, int rounds)
 
 	for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
 		size_t len = sizes[s];
-		int ok = 1;
+		int ok = 1, done;
 
 		for (int r = 0; r < rounds; r++) {
 			for (int from = 0; from < 2; from++) {
@@ -164,8 +202,8 @@ static void tag_messages(unsigned char *buf, int rounds)
 					ok &= wait_for(ucp_tag_send_nbx(ep, buf, len, s, &p)) == UCS_OK;
 				} else {
 					memset(buf, 0, len);
-					ok &= wait_for(ucp_tag_recv_nbx(worker, buf, len, s, ~0ull, &p)) == UCS_OK;
-					ok &= intact(buf, from, len, r);
+					done = wait_for(ucp_tag_recv_nbx(worker, buf, len, s, ~0ull, &p)) == UCS_OK;
+					ok &= delivered(done, intact(buf, from, len, r));
 				}
 			}
 		}
@@ -188,10 +226,11 @@ static void stream_messages(unsigned char *buf, int rounds)
 			ok &= wait_for(ucp_stream_send_nbx(ep, buf, len, &sp)) == UCS_OK;
 		} else {
 			size_t got = 0;
+			int done;
 
 			memset(buf, 0, len);
-			ok &= wait_for(ucp_stream_recv_nbx(ep, buf, len, &got, &p)) == UCS_OK;
-			ok &= intact(buf, 0, len, r);
+			done = wait_for(ucp_stream_recv_nbx(ep, buf, len, &got, &p)) == UCS_OK;
+			ok &= delivered(done, intact(buf, 0, len, r));
 		}
 	}
 	snprintf(what, sizeof(what), "stream: %zu-byte messages %s", len, is_server ? "received intact" : "sent");
@@ -216,6 +255,7 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 		uint64_t addr = (uintptr_t)buf;
 		void *rkey;
 		size_t rkey_len;
+		int done;
 
 		ucp_rkey_pack(context, mem, &rkey, &rkey_len);
 		oob_send(&addr, sizeof(addr));
@@ -225,8 +265,8 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 		for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
 			int ok;
 
-			barrier();
-			ok = intact(buf, 1, sizes[s], 0);
+			done = barrier_with(1);
+			ok = delivered(done, intact(buf, 1, sizes[s], 0));
 			snprintf(what, sizeof(what), "put of %zu bytes arrived intact", sizes[s]);
 			check(ok, what);
 			fill(buf, 0, sizes[s], 1);
@@ -235,15 +275,15 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 		barrier();
 		memset(buf, 0, 8);
 		barrier();
-		barrier();
+		done = barrier_with(1);
 		snprintf(what, sizeof(what), "atomics left %#llx", (unsigned long long)*(uint64_t *)buf);
-		check(*(uint64_t *)buf == 0xdead0000ull + 3ull * 100 * rounds, what);
+		check(delivered(done, *(uint64_t *)buf == 0xdead0000ull + 3ull * 100 * rounds), what);
 	} else {
 		uint64_t *addr = oob_recv(), remote = *addr, v, want;
 		void *packed = oob_recv();
 		unsigned char *local = malloc(MAXLEN);
 		ucp_rkey_h rkey;
-		int ok;
+		int done, right;
 
 		if (ucp_ep_rkey_unpack(ep, packed, &rkey) != UCS_OK)
 			die("ucp_ep_rkey_unpack");
@@ -251,58 +291,58 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 			size_t len = sizes[s];
 
 			fill(local, 1, len, 0);
-			ok = wait_for(ucp_put_nbx(ep, local, len, remote, rkey, &p)) == UCS_OK &&
-			     wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
+			done = wait_for(ucp_put_nbx(ep, local, len, remote, rkey, &p)) == UCS_OK &&
+			       wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
 			snprintf(what, sizeof(what), "put of %zu bytes completed", len);
-			check(ok, what);
-			barrier();
+			check(done, what);
+			barrier_with(done);
 			barrier();
 			memset(local, 0, len);
-			ok = wait_for(ucp_get_nbx(ep, local, len, remote, rkey, &p)) == UCS_OK && intact(local, 0, len, 1);
+			done = wait_for(ucp_get_nbx(ep, local, len, remote, rkey, &p)) == UCS_OK;
 			snprintf(what, sizeof(what), "get of %zu bytes intact", len);
-			check(ok, what);
+			check(delivered(done, intact(local, 0, len, 1)), what);
 		}
 		barrier();
 		barrier();
 		/* add, then fetch-and-add, then a compare-and-swap that fails and one that succeeds */
-		ok = 1;
+		done = right = 1;
 		v = 1;
 		for (int i = 0; i < 100 * rounds; i++)
-			ok &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &v, 1, remote, rkey,
-							 &(ucp_request_param_t){
+			done &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &v, 1, remote, rkey,
+							   &(ucp_request_param_t){
 								 .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
 								 .datatype = ucp_dt_make_contig(8) })) == UCS_OK;
-		ok &= wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
+		done &= wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
 		for (int i = 0; i < 100 * rounds; i++) {
 			uint64_t old = 0;
 
 			v = 2;
-			ok &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &v, 1, remote, rkey,
-							 &(ucp_request_param_t){
+			done &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &v, 1, remote, rkey,
+							   &(ucp_request_param_t){
 								 .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
 										 UCP_OP_ATTR_FIELD_REPLY_BUFFER,
 								 .datatype = ucp_dt_make_contig(8),
 								 .reply_buffer = &old })) == UCS_OK;
-			ok &= old == 100ull * rounds + 2ull * i;
+			right &= old == 100ull * rounds + 2ull * i;
 		}
 		want = 3ull * 100 * rounds;
 		for (int i = 0; i < 2; i++) {
 			/* compare with 0 (fails), then with want; both return want */
 			uint64_t compare = i ? want : 0, old = 0xdead0000ull + want;
 
-			ok &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &compare, 1, remote, rkey,
-							 &(ucp_request_param_t){
+			done &= wait_for(ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &compare, 1, remote, rkey,
+							   &(ucp_request_param_t){
 								 .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
 										 UCP_OP_ATTR_FIELD_REPLY_BUFFER,
 								 .datatype = ucp_dt_make_contig(8),
 								 .reply_buffer = &old })) == UCS_OK;
-			ok &= old == want;
+			right &= old == want;
 		}
-		ok &= wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
+		done &= wait_for(ucp_ep_flush_nbx(ep, &p)) == UCS_OK;
 		snprintf(what, sizeof(what), "%d adds, %d fetch-and-adds, 2 compare-and-swaps", 100 * rounds,
 			 100 * rounds);
-		check(ok, what);
-		barrier();
+		check(delivered(done, right), what);
+		barrier_with(done);
 		ucp_rkey_destroy(rkey);
 		free(addr);
 		free(packed);
@@ -327,21 +367,26 @@ int main(int argc, char **argv)
 	unsigned char *buf;
 	void *close_req;
 
-	while ((opt = getopt(argc, argv, "p:r:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:r:m:w")) != -1) {
 		if (opt == 'p')
 			port = atoi(optarg);
 		else if (opt == 'r')
 			rounds = atoi(optarg);
 		else if (opt == 'm' && atol(optarg) > 0 && atol(optarg) <= MAXLEN)
 			max_len = atol(optarg);
+		else if (opt == 'w')
+			sleepy = 1;
 		else
-			die("usage: ucp_check -p PORT [-r ROUNDS] [-m MAX] [SERVER]");
+			die("usage: ucp_check -p PORT [-r ROUNDS] [-m MAX] [-w] [SERVER]");
 	}
 	is_server = optind >= argc;
 	oob_connect(is_server ? NULL : argv[optind], port);
+	if (sleepy)
+		params.features |= UCP_FEATURE_WAKEUP;
 
 	if (ucp_init(&params, NULL, &context) != UCS_OK || ucp_worker_create(context, &wp, &worker) != UCS_OK ||
-	    ucp_worker_get_address(worker, &addr, &addr_len) != UCS_OK)
+	    ucp_worker_get_address(worker, &addr, &addr_len) != UCS_OK ||
+	    (sleepy && ucp_worker_get_efd(worker, &efd) != UCS_OK))
 		die("UCP setup");
 	oob_send(addr, addr_len);
 	epp.address = oob_recv();
@@ -359,7 +404,7 @@ int main(int argc, char **argv)
 	close_req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
 	wait_for(close_req);
 	barrier();
-	printf("ucp_check: %d passed, %d failed\n", passed, failed);
+	printf("ucp_check: %d passed, %d failed (%d with wrong data)\n", passed, failed, wrong);
 	free(buf);
 	ucp_worker_destroy(worker);
 	ucp_cleanup(context);
