@@ -12,8 +12,11 @@
  *
  * MAX (default 4 MiB) caps the message sizes; both sides must agree on it.
  * With -w a side with nothing to progress sleeps until UCX has an event
- * (UCP_FEATURE_WAKEUP) instead of polling, so that it leaves the CPU to
- * others (the soak's kernel work).
+ * (UCP_FEATURE_WAKEUP), or 10 ms, instead of polling, so that it leaves
+ * the CPU to others (the soak's kernel work). Not longer: UCX before 1.15
+ * (Debian 12 ships 1.13) arms a transport that is progressed on demand
+ * for receives only, not for send completions (openucx/ucx#8959), and
+ * runs that slept without a bound hung, on rdma_rxe as on rroce.
  *
  * The two meet over TCP to swap UCP worker addresses and keys, then use UCP
  * only. Each side prints one "ok"/"not ok" line per check and
@@ -73,14 +76,14 @@ static void oob_write(const void *b, size_t len)
 		die("out-of-band write");
 }
 
-/* Nothing to progress: with -w, sleep until the worker has an event or FD
- * (if not -1) has data. */
+/* Nothing to progress: with -w, sleep until the worker has an event, FD
+ * (if not -1) has data, or 10 ms have passed. */
 static void idle(int fd)
 {
 	struct pollfd p[2] = { { .fd = efd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
 
 	if (sleepy && ucp_worker_arm(worker) == UCS_OK)
-		poll(p, fd < 0 ? 1 : 2, -1);
+		poll(p, fd < 0 ? 1 : 2, 10);
 }
 
 /* Reads keep the worker progressing: a transport without RDMA (ud_verbs)
