@@ -15,10 +15,15 @@
 #   - rdma_cm churn: rping connects, checks 10 pings and disconnects;
 #   - UCX (ucp_check: tagged, stream, put, get and atomics up to 256 KiB,
 #     every byte checked) over ud_verbs and over rc_verbs in turn;
+#   - Open MPI over UCX (mpi_check: point-to-point, collectives, one-sided,
+#     every result checked), one rank per VM;
+#   - libfabric (fi_pingpong -c over the verbs provider's RDM endpoints,
+#     ofi_rxm over RC), every size, every message checked;
 #
 # The user-space programs sleep on completion events: polling without pause
 # on a VM's one CPU would starve the kernel's work, soft RoCE's included,
-# which NVMe-oF and NFS wait on.
+# which NVMe-oF and NFS wait on. Open MPI and fi_pingpong cannot sleep, so
+# they poll at the lowest priority (nice 19), after one another's runs.
 #
 # while every SOAK_FAULT_SECONDS (180) a fault phase begins, in turn: netem
 # loss, reordering, duplication, all of them, a clean link; VM 1's link
@@ -35,13 +40,14 @@
 MINUTES=${SOAK_MINUTES:-120}
 FAULT_SECONDS=${SOAK_FAULT_SECONDS:-180}
 VM_TIMEOUT=${VM_TIMEOUT:-$((MINUTES * 60 + 1800))}
-in_vm || { build_prog rc_stream -libverbs && rc_stream=$PROG && build_prog ucp_check -lucp -lucs; }
-vm_main 2 "$rc_stream" "$PROG" "$MINUTES" "$FAULT_SECONDS" "${SOAK_TRACE:-0}"
-rc_stream=$1 ucp_check=$2 MINUTES=$3 FAULT_SECONDS=$4 TRACE=$5
+in_vm || { build_prog rc_stream -libverbs && rc_stream=$PROG && build_prog ucp_check -lucp -lucs &&
+	ucp_check=$PROG && CC=mpicc build_prog mpi_check; }
+vm_main 2 "$rc_stream" "$ucp_check" "$PROG" "$MINUTES" "$FAULT_SECONDS" "${SOAK_TRACE:-0}"
+rc_stream=$1 ucp_check=$2 mpi_check=$3 MINUTES=$4 FAULT_SECONDS=$5 TRACE=$6
 . "$SELFTESTS_DIR/nvmeof.sh"
 
-require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum ucx_info
-ktap_plan $((RROCE_VM == 1 ? 9 : 12))
+require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum ucx_info mpirun fi_pingpong
+ktap_plan $((RROCE_VM == 1 ? 11 : 13))
 
 END=$((SECONDS + MINUTES * 60))
 OUT=/tmp/soak
@@ -60,6 +66,11 @@ UCX_PORT=19400
 # ud_verbs), on the IPv4 GID; ucp_check sleeps on UCX's events (-w).
 UCX_TRANSPORTS=(ud_verbs,self rc_verbs,ud_verbs,self)
 UCX_ARGS="-w -r 1 -m 262144"
+# One round of each of mpi_check's checks; fi_pingpong's RDM endpoint on
+# rroce0, one message of each size (1 byte to 8 MiB) each way.
+MPI_ROUNDS=1
+FI_PORT=19500
+FI_ARGS=(-p "verbs;ofi_rxm" -e rdm -d rroce0 -c -S all -I 1)
 # The RC ACK timeout: 537 ms, so that a QP rides out the 2 s link down
 # within its 7 retries.
 RC_TIMEOUT=17
@@ -377,6 +388,71 @@ ucx_result() {
 	fi
 }
 
+# mpi_loop: in VM 1, mpi_check with one rank per VM until the end: mpirun
+# here starts its daemon in VM 2 through rexec.sh (VM 2's rexec_serve).
+# A result that differs fails the soak; a run that ends otherwise (Open
+# MPI aborts when UCX gives up on its peer) is counted as lost. Each rank
+# takes the GID UCX prefers, its VM's IPv4 one, whatever its index after
+# the link went down.
+mpi_loop() {
+	while running; do
+		sleep 1
+		timeout $((900 * SLOWDOWN)) mpirun -np 2 --host "$RROCE_IP4,$(peer_ip4)" \
+			--mca plm_rsh_agent "$SELFTESTS_DIR/rexec.sh" --mca oob_tcp_if_include 192.0.2.0/24 \
+			--mca pml ucx --mca osc ucx --mca btl self \
+			-x UCX_TLS=rc_verbs,ud_verbs,self -x UCX_NET_DEVICES=rroce0:1 \
+			nice -n 19 "$mpi_check" $MPI_ROUNDS >$OUT/mpi.out 2>&1
+		if grep -q "^mpi_check: [0-9]* passed, 0 failed" $OUT/mpi.out; then
+			tally mpi ok
+		elif grep -q "^mpi_check: [0-9]* passed" $OUT/mpi.out; then
+			tally mpi failed
+			grep "^not ok\|^mpi_check:" $OUT/mpi.out | sed 's/^/# mpi_check: /'
+		else
+			tally mpi lost
+			[ "$(count mpi lost)" -le 5 ] && grep -m 3 -i "error\|abort" $OUT/mpi.out | sed 's/^/# mpi_check, given up: /'
+		fi
+	done
+	vm_signal mpi_over
+}
+
+# fi_server: fi_pingpong's server until the end, as rc_server.
+fi_server() {
+	local status
+	while running; do
+		once fi timeout $((600 * SLOWDOWN)) nice -n 19 fi_pingpong "${FI_ARGS[@]}" -B $FI_PORT
+		status=$?
+		[ -e $OUT/stopped ] && break
+		fi_result $status
+	done
+}
+
+# fi_client: fi_pingpong's client until the end; a try that found no
+# server (between its runs) is made again.
+fi_client() {
+	while running; do
+		sleep 2
+		once fi timeout $((600 * SLOWDOWN)) nice -n 19 fi_pingpong "${FI_ARGS[@]}" -P $FI_PORT "$(peer_ip4)"
+		fi_result $?
+	done
+}
+
+# fi_result STATUS: tally fi_pingpong's last run, which ended with STATUS,
+# as ucx_result. With -c, fi_pingpong says
+# "Error at iteration" of a message that differs.
+fi_result() {
+	if [ "$1" = 0 ]; then
+		tally fi ok
+	elif grep -q "^Error at iteration" $OUT/fi.out; then
+		tally fi failed
+		grep -m 3 "^Error at iteration" $OUT/fi.out | sed 's/^/# fi_pingpong: /'
+	elif grep -q "Connection refused" $OUT/fi.out; then
+		tally fi unconnected
+	else
+		tally fi lost
+		[ "$(count fi lost)" -le 5 ] && tail -n 3 $OUT/fi.out | sed 's/^/# fi_pingpong, given up: /'
+	fi
+}
+
 # faults: one phase per FAULT_SECONDS, the same schedule in both VMs.
 NETEM=("loss 2%" "delay 1ms reorder 10% 50%" "duplicate 2%" "delay 1ms reorder 5% 50% loss 1% duplicate 1%" "")
 fault_loop() {
@@ -442,6 +518,8 @@ if [ "$RROCE_VM" = 1 ]; then
 	for k in "${!UCX_TRANSPORTS[@]}"; do
 		ucx_server $k &
 	done
+	mpi_loop &
+	fi_server &
 	ud_loop server &
 else
 	vm_wait serving 600 && NVME_OPTS=",ctrl_loss_tmo=-1" host_connect &&
@@ -452,6 +530,8 @@ else
 	nfs_loop &
 	rc_client &
 	ucx_client &
+	rexec_serve mpi_over &
+	fi_client &
 	ud_loop client &
 	rping_loop &
 fi
@@ -479,7 +559,7 @@ vm_signal done
 vm_wait done 1800
 if [ "$RROCE_VM" = 1 ]; then
 	touch $OUT/stopped
-	kill $rping_server $(cat $OUT/rc*.pid $OUT/ucx*.pid $OUT/ud.pid 2>/dev/null) 2>/dev/null
+	kill $rping_server $(cat $OUT/rc*.pid $OUT/ucx*.pid $OUT/fi.pid $OUT/ud.pid 2>/dev/null) 2>/dev/null
 fi
 wait
 echo "# runs: $(runs)"
@@ -510,6 +590,12 @@ fi
 ktap_result $? "rc_stream: $(count rc ok) runs of 200 x 8 KiB each way intact, $(count rc failed) not ($(count rc unconnected) tries to connect failed)"
 [ "$(count ucx failed)" = 0 ] && [ "$(count ucx ok)" -gt 0 ]
 ktap_result $? "UCX: $(count ucx ok) ucp_check runs passed, $(count ucx failed) with wrong data, $(count ucx lost) given up under faults ($(count ucx unconnected) tries to connect failed)"
+if [ "$RROCE_VM" = 1 ]; then
+	[ "$(count mpi failed)" = 0 ] && [ "$(count mpi ok)" -gt 0 ]
+	ktap_result $? "Open MPI: $(count mpi ok) mpi_check runs across the VMs right, $(count mpi failed) with a wrong result, $(count mpi lost) given up under faults"
+fi
+[ "$(count fi failed)" = 0 ] && [ "$(count fi ok)" -gt 0 ]
+ktap_result $? "libfabric: $(count fi ok) fi_pingpong runs over RDM checked, $(count fi failed) with wrong data, $(count fi lost) given up under faults ($(count fi unconnected) tries to connect failed)"
 [ "$(count ud failed)" = 0 ] && [ "$(count ud ok)" -gt 0 ]
 ktap_result $? "UD: $(count ud ok) pingpongs of $UD_MESSAGES x 1 KiB checked, $(count ud lost) stalled by loss, $(count ud unconnected) whose address exchange broke"
 [ ! -e $OUT/idle_device.failed ] && grep -q rroce1 $OUT/faults
