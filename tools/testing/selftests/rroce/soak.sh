@@ -395,6 +395,7 @@ ucx_result() {
 # takes the GID UCX prefers, its VM's IPv4 one, whatever its index after
 # the link went down.
 mpi_loop() {
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	while running; do
 		sleep 1
 		timeout $((900 * SLOWDOWN)) mpirun -np 2 --host "$RROCE_IP4,$(peer_ip4)" \
@@ -409,7 +410,9 @@ mpi_loop() {
 			grep "^not ok\|^mpi_check:" $OUT/mpi.out | sed 's/^/# mpi_check: /'
 		else
 			tally mpi lost
-			[ "$(count mpi lost)" -le 5 ] && grep -m 3 -i "error\|abort" $OUT/mpi.out | sed 's/^/# mpi_check, given up: /'
+			sleep 10
+			[ "$(count mpi lost)" -le 5 ] && { grep -m 3 -i "error\|abort" $OUT/mpi.out || head -n 3 $OUT/mpi.out; } |
+				sed 's/^/# mpi_check, given up: /'
 		fi
 	done
 	vm_signal mpi_over
