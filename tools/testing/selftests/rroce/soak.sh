@@ -67,7 +67,7 @@ UCX_PORT=19400
 UCX_TRANSPORTS=(ud_verbs,self rc_verbs,ud_verbs,self)
 UCX_ARGS="-w -r 1 -m 262144"
 # One round of each of mpi_check's checks; fi_pingpong's RDM endpoint on
-# rroce0, one message of each size (1 byte to 8 MiB) each way.
+# rroce0, one message of each size (0 bytes to 6 MiB) each way.
 MPI_ROUNDS=1
 FI_PORT=19500
 FI_ARGS=(-p "verbs;ofi_rxm" -e rdm -d rroce0 -c -S all -I 1)
