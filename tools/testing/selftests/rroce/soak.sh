@@ -109,6 +109,8 @@ once() {
 # failed), in $OUT/NAME.RESULT.
 tally() { echo >>"$OUT/$1.$2"; }
 count() { [ -f "$OUT/$1.$2" ] && wc -l <"$OUT/$1.$2" || echo 0; }
+# ran_right NAME: workload NAME ran right at least once and never wrong.
+ran_right() { [ "$(count "$1" failed)" = 0 ] && [ "$(count "$1" ok)" -gt 0 ]; }
 # runs: every workload's tally so far.
 runs() {
 	local f
@@ -395,9 +397,8 @@ ucx_result() {
 # here starts its daemon in VM 2 through rexec.sh (VM 2's rexec_serve).
 # A wrong result ("not ok", even in a run that then aborted) fails the
 # soak; a run that ends otherwise (Open MPI aborts when UCX gives up on its
-# peer) is counted as lost. Each rank
-# takes the GID UCX prefers, its VM's IPv4 one, whatever its index after
-# the link went down.
+# peer) is counted as lost. Each rank takes the GID UCX prefers, its VM's
+# IPv4 one, whatever its index after the link went down.
 mpi_loop() {
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	while running; do
@@ -444,8 +445,8 @@ fi_client() {
 }
 
 # fi_result STATUS: tally fi_pingpong's last run, which ended with STATUS,
-# as ucx_result; false if it found no server. With -c, fi_pingpong says "Error at iteration" of a
-# message that differs.
+# as ucx_result; false if it found no server. With -c, fi_pingpong says
+# "Error at iteration" of a message that differs.
 fi_result() {
 	if [ "$1" = 0 ]; then
 		tally fi ok
@@ -578,13 +579,12 @@ echo "# runs: $(runs)"
 
 stats=$(link_stats rroce0)
 if [ "$RROCE_VM" = 2 ]; then
-	fio_ok=$(count fio ok)
-	[ "$(count fio failed)" = 0 ] && [ "$fio_ok" -gt 0 ]
-	ktap_result $? "fio over NVMe-oF: $fio_ok runs of 128 MiB verified, $(count fio failed) failed"
+	ran_right fio
+	ktap_result $? "fio over NVMe-oF: $(count fio ok) runs of 128 MiB verified, $(count fio failed) failed"
 	nfs_bytes=$(awk '{ s += $1 } END { print s + 0 }' $OUT/nfs.bytes 2>/dev/null)
-	[ "$(count nfs failed)" = 0 ] && [ "$(count nfs ok)" -gt 0 ]
+	ran_right nfs
 	ktap_result $? "NFS/RDMA: $(count nfs ok) files ($nfs_bytes bytes) read back equal, $(count nfs failed) not"
-	[ "$(count rping failed)" = 0 ] && [ "$(count rping ok)" -gt 0 ]
+	ran_right rping
 	ktap_result $? "rdma_cm: $(count rping ok) rping connections checked, $(count rping lost) refused under faults"
 	reconnects=$(dmesg | grep -c "Successfully reconnected")
 	echo "# NVMe-oF reconnects: $reconnects; commands timed out: $(dmesg | grep -c "$NVME_TIMEOUT")"
@@ -596,17 +596,17 @@ else
 		rpc.nfsd 0 && exportfs -ua && umount /proc/fs/nfsd $EXPORT && target_down
 	ktap_result $? "NVMe-oF target and NFS server down"
 fi
-[ "$(count rc failed)" = 0 ] && [ "$(count rc ok)" -gt 0 ]
+ran_right rc
 ktap_result $? "rc_stream: $(count rc ok) runs of 200 x 8 KiB each way intact, $(count rc failed) not ($(count rc unconnected) tries to connect failed)"
-[ "$(count ucx failed)" = 0 ] && [ "$(count ucx ok)" -gt 0 ]
+ran_right ucx
 ktap_result $? "UCX: $(count ucx ok) ucp_check runs passed, $(count ucx failed) with wrong data, $(count ucx lost) given up under faults ($(count ucx unconnected) tries to connect failed)"
 if [ "$RROCE_VM" = 1 ]; then
-	[ "$(count mpi failed)" = 0 ] && [ "$(count mpi ok)" -gt 0 ]
+	ran_right mpi
 	ktap_result $? "Open MPI: $(count mpi ok) mpi_check runs across the VMs right, $(count mpi failed) with a wrong result, $(count mpi lost) given up under faults"
 fi
-[ "$(count fi failed)" = 0 ] && [ "$(count fi ok)" -gt 0 ]
+ran_right fi
 ktap_result $? "libfabric: $(count fi ok) fi_pingpong runs over RDM checked, $(count fi failed) with wrong data, $(count fi lost) given up under faults ($(count fi unconnected) tries to connect failed)"
-[ "$(count ud failed)" = 0 ] && [ "$(count ud ok)" -gt 0 ]
+ran_right ud
 ktap_result $? "UD: $(count ud ok) pingpongs of $UD_MESSAGES x 1 KiB checked, $(count ud lost) stalled by loss, $(count ud unconnected) whose address exchange broke"
 [ ! -e $OUT/idle_device.failed ] && grep -q rroce1 $OUT/faults
 ktap_result $? "faults: $(wc -l <$OUT/faults) phases ($(sort $OUT/faults | uniq -c | sed 's/^ *//' | tr '\n' ';'))"
