@@ -169,6 +169,15 @@ dump() {
 	if [ "$TRACE" = 1 ]; then echo 1 >$t/tracing_on; else echo 0 >$t/events/rroce/enable; fi
 }
 
+# stop_trace_at_nvme_timeout: with SOAK_TRACE=1, the host's trace stops
+# where nvme-rdma times a command out (a kprobe whose trigger turns
+# tracing off; dump turns it on again), so that its dump holds the packets
+# of the 30 s before, not of the reconnect after.
+stop_trace_at_nvme_timeout() {
+	echo 'p:rroce_soak/nvme_timeout nvme_rdma:nvme_rdma_timeout' >>$TRACEFS/kprobe_events &&
+		echo traceoff >$TRACEFS/events/rroce_soak/nvme_timeout/trigger
+}
+
 # What nvme-rdma logs for a command that timed out (nvme_rdma_timeout).
 NVME_TIMEOUT='QID [0-9]* timeout'
 # stuck_lines: the kernel log's reports of a task blocked for minutes, an
@@ -537,6 +546,7 @@ else
 		modprobe rpcrdma && mkdir -p $MNT &&
 		mount -t nfs4 -o proto=rdma,port=$NFS_PORT "$(peer_ip4):/" $MNT
 	ktap_result $? "NVMe-oF namespace $NS and the NFS/RDMA mount"
+	[ "$TRACE" = 1 ] && { stop_trace_at_nvme_timeout || echo "# no trace stop at an NVMe-oF timeout"; }
 	fio_loop &
 	nfs_loop &
 	rc_client &
