@@ -30,14 +30,23 @@ pub(crate) fn send(qpn: u32, dest_qpn: u32, opcode: u8, psn: u32, len: u32, synd
     };
 }
 
-/// A packet for QP `dest_qpn` arrived, as [`send`].
+/// A packet for QP `dest_qpn` arrived, as [`send`], and waited
+/// `waited_us()` microseconds in the device's backlog (asked only if traced).
 #[inline]
-pub(crate) fn recv(dest_qpn: u32, opcode: u8, psn: u32, len: u32, syndrome: Option<u8>) {
+pub(crate) fn recv(
+    dest_qpn: u32,
+    opcode: u8,
+    psn: u32,
+    len: u32,
+    syndrome: Option<u8>,
+    waited_us: impl FnOnce() -> u32,
+) {
     if !on() {
         return;
     }
+    let (syndrome, waited_us) = (syndrome.unwrap_or(0xff), waited_us());
     // SAFETY: As in `send`.
-    unsafe { bindings::rroce_trace_recv(dest_qpn, opcode, psn, len, syndrome.unwrap_or(0xff)) };
+    unsafe { bindings::rroce_trace_recv(dest_qpn, opcode, psn, len, syndrome, waited_us) };
 }
 
 /// Why a requester sends again.

@@ -49,11 +49,33 @@ DEFINE_EVENT_FN(rroce_packet, rroce_send,
 	TP_ARGS(qpn, dest_qpn, opcode, psn, len, syndrome),
 	rroce_trace_reg, rroce_trace_unreg);
 
-/* Received for QP dest_qpn (qpn is 0: the BTH does not carry the sender's). */
-DEFINE_EVENT_FN(rroce_packet, rroce_recv,
-	TP_PROTO(u32 qpn, u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome),
-	TP_ARGS(qpn, dest_qpn, opcode, psn, len, syndrome),
-	rroce_trace_reg, rroce_trace_unreg);
+/* Received for QP dest_qpn (the BTH does not name the sender's QP), after
+ * waiting waited_us in the device's backlog: from its arrival to its
+ * handling, in whole jiffies. */
+TRACE_EVENT_FN(rroce_recv,
+	TP_PROTO(u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome, u32 waited_us),
+	TP_ARGS(dest_qpn, opcode, psn, len, syndrome, waited_us),
+	TP_STRUCT__entry(
+		__field(u32, dest_qpn)
+		__field(u32, psn)
+		__field(u32, len)
+		__field(u32, waited_us)
+		__field(u8, opcode)
+		__field(u8, syndrome)
+	),
+	TP_fast_assign(
+		__entry->dest_qpn = dest_qpn;
+		__entry->psn = psn;
+		__entry->len = len;
+		__entry->waited_us = waited_us;
+		__entry->opcode = opcode;
+		__entry->syndrome = syndrome;
+	),
+	TP_printk("dest_qpn=%u opcode=0x%02x psn=%u len=%u syndrome=0x%02x waited_us=%u",
+		  __entry->dest_qpn, __entry->opcode, __entry->psn, __entry->len,
+		  __entry->syndrome, __entry->waited_us),
+	rroce_trace_reg, rroce_trace_unreg
+);
 
 /* The requester of QP qpn goes back to psn: after a timeout, a sequence
  * NAK, an RNR wait, or to probe a silent peer. */

@@ -25,9 +25,9 @@ void rroce_trace_send(u32 qpn, u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syn
 	trace_rroce_send(qpn, dest_qpn, opcode, psn, len, syndrome);
 }
 
-void rroce_trace_recv(u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome)
+void rroce_trace_recv(u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome, u32 waited_us)
 {
-	trace_rroce_recv(0, dest_qpn, opcode, psn, len, syndrome);
+	trace_rroce_recv(dest_qpn, opcode, psn, len, syndrome, waited_us);
 }
 
 void rroce_trace_retransmit(u32 qpn, u32 psn, const char *reason)

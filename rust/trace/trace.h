@@ -9,7 +9,7 @@
 extern int rroce_tracing;
 
 void rroce_trace_send(u32 qpn, u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome);
-void rroce_trace_recv(u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome);
+void rroce_trace_recv(u32 dest_qpn, u8 opcode, u32 psn, u32 len, u8 syndrome, u32 waited_us);
 void rroce_trace_retransmit(u32 qpn, u32 psn, const char *reason);
 void rroce_trace_rnr_wait(u32 qpn, u32 psn, u8 timer);
 void rroce_trace_qp_state(u32 qpn, u8 from, u8 to);

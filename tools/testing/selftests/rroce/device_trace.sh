@@ -37,7 +37,7 @@ echo "$RUN_OUTPUT" >/tmp/client
 client=$(qpn local) server=$(qpn remote)
 cp $T/trace /tmp/trace.pp
 sent=$(grep -c "rroce_send: qpn=$client dest_qpn=$server " /tmp/trace.pp)
-rcvd=$(grep -c "rroce_recv: qpn=0 dest_qpn=$server " /tmp/trace.pp)
+rcvd=$(grep -c "rroce_recv: dest_qpn=$server .* waited_us=[0-9]*$" /tmp/trace.pp)
 [ "$sent" -ge 50 ] && [ "$rcvd" -ge 50 ]
 ktap_result $? "QP $client sent $sent packets to QP $server, which received $rcvd"
 grep -q "rroce_qp_state: qpn=$client RESET -> INIT" /tmp/trace.pp &&

@@ -8,7 +8,7 @@ use super::{
     RroceDevice,
 };
 use crate::counters::Counter;
-use crate::kernel_ext::{jiffies, net::SkBuff, rdma::Device};
+use crate::kernel_ext::{jiffies, jiffies_to_usecs, net::SkBuff, rdma::Device};
 use crate::mcast::{Members, MULTICAST_QPN};
 use crate::proto::ip;
 use crate::trace;
@@ -52,6 +52,7 @@ impl RroceDevice {
             bth.psn.get(),
             pkt.payload.len() as u32,
             pkt.headers.syndrome(),
+            || jiffies_to_usecs(jiffies().saturating_sub(dev.rx_clock())),
         );
         if dest_qpn == MULTICAST_QPN {
             count_for_port();
