@@ -15,6 +15,7 @@ use crate::kernel_ext::{
     jiffies,
     rdma::{QpState, QpType},
 };
+use crate::mr::MrError;
 use crate::proto::{
     cqe::{WcOpcode, WcStatus},
     headers::{NakCode, Syndrome},
@@ -103,14 +104,16 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
     match window.read_response(pkt.headers.bth.psn, payload.len(), mtu) {
         ReadResponse::Ignore => {}
         ReadResponse::Place { slot, n, at } => {
-            let placed = payload.is_empty()
-                || window
-                    .get(slot)
-                    .is_some_and(|e| e.local.scatter(at, payload).is_ok());
-            if placed {
-                window.read_placed(slot, n, now);
-            } else {
-                fail(qp, inner, slot, WcStatus::BadRespErr);
+            let placed = match window.get(slot) {
+                _ if payload.is_empty() => Ok(()),
+                Some(e) => e.local.scatter(at, payload),
+                None => Err(MrError::Range),
+            };
+            match placed {
+                Ok(()) => window.read_placed(slot, n, now),
+                // As if lost: it is asked for again.
+                Err(MrError::Busy) => {}
+                Err(_) => fail(qp, inner, slot, WcStatus::BadRespErr),
             }
         }
         ReadResponse::Bad { slot } => fail(qp, inner, slot, WcStatus::BadRespErr),
@@ -141,13 +144,12 @@ fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
         return;
     };
     let orig = ack.orig.to_ne_bytes();
-    if window
-        .get(slot)
-        .is_some_and(|e| e.local.scatter(0, &orig).is_ok())
-    {
-        window.answered(slot, now);
-    } else {
-        fail(qp, inner, slot, WcStatus::LocProtErr);
+    match window.get(slot).map(|e| e.local.scatter(0, &orig)) {
+        Some(Ok(())) => window.answered(slot, now),
+        // As if lost: the responder answers the atomic sent again from
+        // what it remembers.
+        Some(Err(MrError::Busy)) => {}
+        _ => fail(qp, inner, slot, WcStatus::LocProtErr),
     }
 }
 

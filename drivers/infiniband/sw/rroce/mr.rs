@@ -118,6 +118,21 @@ pub(crate) enum MrError {
     Access,
     /// The range is not inside the MR, or an atomic is not aligned.
     Range,
+    /// On-demand pages could not be had now: the kernel kept taking them
+    /// away while they were faulted in. Asking again later may succeed.
+    Busy,
+}
+
+impl MrError {
+    /// Why an access to the memory of a key and range that were accepted
+    /// failed: on-demand pages `EBUSY`, else out of range.
+    fn of_access(e: Error) -> Self {
+        if e == EBUSY {
+            Self::Busy
+        } else {
+            Self::Range
+        }
+    }
 }
 
 impl Mr {
@@ -560,7 +575,7 @@ impl MrCore {
         match &self.region {
             Region::User { umem, .. } if umem.is_on_demand() => umem
                 .prefetch(offset, len, write, true)
-                .map_err(|_| MrError::Range),
+                .map_err(MrError::of_access),
             _ => Ok(()),
         }
     }
@@ -588,7 +603,7 @@ impl MrCore {
     /// Runs `f` on its memory: user memory, or a fast-registration MR's
     /// pages under its lock while it is valid; first, if a request `named`
     /// it, checks that its key still names it. A failed access is out of
-    /// range.
+    /// range, or busy on-demand memory.
     fn on_pages<R>(
         &self,
         named: Option<&RemoteMr>,
@@ -610,7 +625,7 @@ impl MrCore {
                 f(Memory::Fast(pages))
             }
         }
-        .map_err(|_| MrError::Range)
+        .map_err(MrError::of_access)
     }
 
     /// A fast-registration MR's pages, while it is valid: an invalidation

@@ -38,6 +38,8 @@ fn mr_status(e: MrError) -> WcStatus {
     match e {
         MrError::Key | MrError::Access => WcStatus::LocProtErr,
         MrError::Range => WcStatus::LocLenErr,
+        // Resolving a request touches no page: never busy.
+        MrError::Busy => WcStatus::LocProtErr,
     }
 }
 
@@ -331,11 +333,16 @@ fn send_packet(
             },
         );
     }
-    if gathered.is_err() {
+    match gathered {
+        // Busy on-demand memory: the packet goes as if lost on the way,
+        // and is sent again as such a packet would be.
+        Ok(()) | Err(MrError::Busy) => {}
         // Resolved when taken, so only on-demand memory can fail here: the
         // process unmapped it since.
-        fail(qp, inner, index, WcStatus::LocProtErr);
-        return false;
+        Err(_) => {
+            fail(qp, inner, index, WcStatus::LocProtErr);
+            return false;
+        }
     }
     let window = &mut inner.send.window;
     window.sent(index, next, rc, jiffies());

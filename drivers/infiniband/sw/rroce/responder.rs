@@ -42,7 +42,7 @@ const GRH_LEN: usize = 40;
 /// Why a request was refused.
 enum Refusal {
     Nak(NakCode),
-    /// No receive request posted: RNR NAK.
+    /// No receive request posted, or on-demand memory busy: RNR NAK.
     NotReady,
     /// A bad local resource (receive request): the QP fails.
     Local(WcStatus),
@@ -53,6 +53,9 @@ impl From<MrError> for Refusal {
         match e {
             MrError::Key | MrError::Access => Self::Nak(NakCode::RemoteAccessError),
             MrError::Range => Self::Nak(NakCode::RemoteAccessError),
+            // As hardware does while it resolves a page fault: the
+            // requester sends the request again after the RNR timer.
+            MrError::Busy => Self::NotReady,
         }
     }
 }
@@ -345,8 +348,11 @@ fn send_packet(
     let Some(recv) = inner.recv.filling.as_mut() else {
         return Err(Refusal::Nak(NakCode::InvalidRequest));
     };
-    if recv.segs.scatter(recv.len, pkt.payload).is_err() {
-        return Err(Refusal::Local(WcStatus::LocLenErr));
+    match recv.segs.scatter(recv.len, pkt.payload) {
+        Ok(()) => {}
+        // The receive stays taken, for this packet sent again.
+        Err(MrError::Busy) => return Err(Refusal::NotReady),
+        Err(_) => return Err(Refusal::Local(WcStatus::LocLenErr)),
     }
     recv.len += pkt.payload.len();
     if opcode.ends_message() {
