@@ -146,8 +146,9 @@ stall_check() {
 }
 
 # cpu_top: the three commands that took the most of the CPU since the last
-# call (kernel workers by kind), each with its share, so that the minute
-# lines show what left the kernel's work little.
+# call (kernel workers by kind; processes that ended meanwhile are not
+# counted), each with its share, so that the minute lines show what left
+# the kernel's work little.
 cpu_top() {
 	local now=$OUT/cpu.now prev=$OUT/cpu.prev
 	# /proc/PID/stat: the command in parentheses, then utime and stime as
