@@ -153,22 +153,20 @@ cpu_top() {
 	local now=$OUT/cpu.now prev=$OUT/cpu.prev
 	# /proc/PID/stat: the command in parentheses, then utime and stime as
 	# the 12th and 13th fields after them, in clock ticks (100 a second).
-	for f in /proc/[0-9]*/stat; do cat "$f"; done 2>/dev/null | awk '{
+	cat /proc/[0-9]*/stat 2>/dev/null | awk '{
 		comm = substr($0, index($0, "(") + 1); comm = substr(comm, 1, index(comm, ")") - 1)
 		split(substr($0, index($0, ") ") + 2), f, " ")
 		if (comm ~ /^kworker.*H/) comm = "kworker-highpri"; else if (comm ~ /^kworker/) comm = "kworker"
 		gsub(/ /, "_", comm)
 		print $1, comm, f[12] + f[13] }' >"$now"
-	# Called in a command substitution: the time of the last call is kept
-	# in a file.
-	[ -f "$prev" ] && awk -v secs="$((SECONDS - $(cat "$prev.at")))" '
+	[ -f "$prev" ] && awk -v secs="$((SECONDS - cpu_since))" '
 		NR == FNR { was[$1 " " $2] = $3; next }
 		{ used[$2] += $3 - was[$1 " " $2] }
 		END { if (secs < 1) secs = 1
 		      for (c in used) if (used[c] >= secs) printf "%s %d%%\n", c, used[c] / secs }' "$prev" "$now" |
 		sort -k2 -n -r | head -3 | tr '\n' ' ' | sed 's/ \([^ ]*%\) / \1, /g; s/^/; cpu: /; s/, *$//'
 	mv "$now" "$prev"
-	echo $SECONDS >"$prev.at"
+	cpu_since=$SECONDS
 }
 
 # ask_dump WHY: have both VMs leave what they see now (dump_watch).
@@ -595,7 +593,8 @@ while running; do
 	slab_now=$(slab_kib)
 	[ "$slab_now" -gt "$slab_peak" ] && slab_peak=$slab_now
 	written >$OUT/written
-	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(cat $OUT/written)$(cpu_top)"
+	cpu_top >$OUT/cpu
+	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(cat $OUT/written)$(cat $OUT/cpu)"
 	stall_check
 done
 # The clients end once their run in progress does; then the servers, which
