@@ -147,10 +147,12 @@ stall_check() {
 
 # cpu_top: the three commands that took the most of the CPU since the last
 # call (kernel workers by kind; processes that ended meanwhile are not
-# counted), each with its share, so that the minute lines show what left
-# the kernel's work little.
+# counted), each with its share, then the shares of interrupts (softirqs,
+# where packets arrive, included) and of idle time, so that the minute
+# lines show what left the kernel's work little.
 cpu_top() {
 	local now=$OUT/cpu.now prev=$OUT/cpu.prev
+	local user nice system idle iowait irq softirq ticks
 	# /proc/PID/stat: the command in parentheses, then utime and stime as
 	# the 12th and 13th fields after them, in clock ticks (100 a second).
 	cat /proc/[0-9]*/stat 2>/dev/null | awk '{
@@ -167,6 +169,13 @@ cpu_top() {
 		sort -k2 -n -r | head -3 | tr '\n' ' ' | sed 's/ \([^ ]*%\) / \1, /g; s/^/; cpu: /; s/, *$//'
 	mv "$now" "$prev"
 	cpu_since=$SECONDS
+	# /proc/stat's first line: the whole CPU's time by kind, in ticks.
+	read -r _ user nice system idle iowait irq softirq _ </proc/stat
+	ticks=$((user + nice + system + idle + iowait + irq + softirq))
+	[ -n "${cpu_ticks:-}" ] && [ $ticks -gt $cpu_ticks ] &&
+		echo "; interrupts $(((irq + softirq - cpu_irq) * 100 / (ticks - cpu_ticks)))%," \
+			"idle $(((idle + iowait - cpu_idle) * 100 / (ticks - cpu_ticks)))%"
+	cpu_ticks=$ticks cpu_irq=$((irq + softirq)) cpu_idle=$((idle + iowait))
 }
 
 # ask_dump WHY: have both VMs leave what they see now (dump_watch).
@@ -594,7 +603,7 @@ while running; do
 	[ "$slab_now" -gt "$slab_peak" ] && slab_peak=$slab_now
 	written >$OUT/written
 	cpu_top >$OUT/cpu
-	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(cat $OUT/written)$(cat $OUT/cpu)"
+	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(cat $OUT/written)$(tr -d '\n' <$OUT/cpu)"
 	stall_check
 done
 # The clients end once their run in progress does; then the servers, which
