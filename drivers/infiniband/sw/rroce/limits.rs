@@ -9,8 +9,10 @@ use crate::proto::wqe::SGE_SIZE;
 
 /// The only port, numbered from 1 as in IB.
 pub(crate) const PORT: u32 = 1;
-/// RoCE GIDs: one per IP address of the netdev and RoCE version.
-pub(crate) const GID_TABLE_LEN: u32 = 1024;
+/// RoCE GIDs: one per IP address of the netdev and of its VLANs. Not the
+/// C rxe's 1024: UCX, libfabric and `ibv_devinfo -v` read every entry, used
+/// or not, each time they start, and ib_core makes three sysfs files of each.
+pub(crate) const GID_TABLE_LEN: u32 = 64;
 /// The longest message: 2 GiB, as IB allows.
 pub(crate) const MAX_MSG_SIZE: u32 = 1 << 31;
 
