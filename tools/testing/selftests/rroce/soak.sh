@@ -23,9 +23,12 @@
 # The user-space programs sleep on completion events: polling without pause
 # on a VM's one CPU would starve the kernel's work, soft RoCE's included,
 # which NVMe-oF and NFS wait on. Open MPI and fi_pingpong cannot sleep:
-# Open MPI yields the CPU whenever it has nothing to progress, and
-# fi_pingpong pauses between its runs. (At nice 19 instead, the debug VMs'
-# kernel work left them no CPU: no run of either ended in 25 minutes.)
+# Open MPI yields the CPU whenever it has nothing to progress. (At nice 19
+# instead, the debug VMs' kernel work left them no CPU: no run of either
+# ended in 25 minutes.) Starting them costs more still: a debug VM spent
+# 42 s of CPU on "mpirun -np 2 /bin/true" and 15 to 38 s on "ucx_info -d",
+# loading their libraries and plugins. So each middleware's client pauses
+# MIDDLEWARE_PAUSE seconds between its runs.
 #
 # while every SOAK_FAULT_SECONDS (180) a fault phase begins, in turn: netem
 # loss, reordering, duplication, all of them, a clean link; VM 1's link
@@ -73,7 +76,7 @@ UCX_ARGS="-w -r 1 -m 262144"
 MPI_ROUNDS=1
 FI_PORT=19500
 FI_ARGS=(-p "verbs;ofi_rxm" -e rdm -d rroce0 -c -S all -I 1)
-FI_PAUSE=120
+MIDDLEWARE_PAUSE=120
 # The RC ACK timeout: 537 ms, so that a QP rides out the 2 s link down
 # within its 7 retries.
 RC_TIMEOUT=17
@@ -398,13 +401,15 @@ ucx_server() {
 	done
 }
 
-# ucx_client: ucp_check over the transports in turn until the end.
+# ucx_client: ucp_check over the transports in turn until the end,
+# MIDDLEWARE_PAUSE seconds between runs.
 ucx_client() {
 	local i=0
 	while running; do
 		sleep 1
 		once ucx$((i % 2)) ucx_run $((i % 2)) "$(peer_ip4)"
 		ucx_result $((i % 2))
+		nap $MIDDLEWARE_PAUSE
 		i=$((i + 1))
 	done
 }
@@ -435,7 +440,8 @@ ucx_result() {
 	fi
 }
 
-# mpi_loop: in VM 1, mpi_check with one rank per VM until the end: mpirun
+# mpi_loop: in VM 1, mpi_check with one rank per VM until the end,
+# MIDDLEWARE_PAUSE seconds between runs: mpirun
 # here starts its daemon in VM 2 through rexec.sh (VM 2's rexec_serve).
 # A wrong result ("not ok", even in a run that then aborted) fails the
 # soak; a run that ends otherwise (Open MPI aborts when UCX gives up on its
@@ -461,6 +467,7 @@ mpi_loop() {
 			[ "$(count mpi lost)" -le 5 ] && { grep -m 3 -i "error\|abort" $OUT/mpi.out || head -n 3 $OUT/mpi.out; } |
 				sed 's/^/# mpi_check, given up: /'
 		fi
+		nap $MIDDLEWARE_PAUSE
 	done
 	vm_signal mpi_over
 }
@@ -476,13 +483,13 @@ fi_server() {
 	done
 }
 
-# fi_client: fi_pingpong's client until the end, FI_PAUSE seconds between
-# runs; a try that found no server (between its runs) is made again.
+# fi_client: fi_pingpong's client until the end, MIDDLEWARE_PAUSE seconds
+# between runs; a try that found no server (between its runs) is made again.
 fi_client() {
 	while running; do
 		sleep 2
 		once fi timeout $((600 * SLOWDOWN)) fi_pingpong "${FI_ARGS[@]}" -P $FI_PORT "$(peer_ip4)"
-		fi_result $? && nap $FI_PAUSE
+		fi_result $? && nap $MIDDLEWARE_PAUSE
 	done
 }
 
