@@ -18,6 +18,13 @@ SLOWDOWN=${RROCE_SLOWDOWN:-1}
 
 in_vm() { [ -n "${RROCE_VM:-}" ]; }
 
+# tick SECONDS: wait SECONDS, a fraction allowed, without starting a
+# process, for the loops that poll: a `sleep` is a fork and an exec each
+# time, which a debug VM under emulation pays dearly for. `read` times out
+# on a pipe that this shell holds open both ways, so nothing ever comes.
+exec {TICK_FD}<> <(:)
+tick() { read -r -t "$1" -u $TICK_FD; true; }
+
 # vm_main N [ARG...]: on the host, boot N VMs that run this script with ARGs
 # and exit with their verdict; inside a VM, return and let the script go on.
 vm_main() {
@@ -191,7 +198,11 @@ peer_ip4() { echo "192.0.2.$(peer)"; }
 vm_signal() { touch "$RROCE_SHARED/sync.$1.vm$RROCE_VM"; }
 
 # True once the peer VM has failed a subtest or finished: nothing to wait for.
-peer_gone() { [ -e "$RROCE_SHARED/failed.vm$(peer)" ] || [ -e "$RROCE_SHARED/vm$(peer).status" ]; }
+# (Called in polling loops: no command substitution, which forks.)
+peer_gone() {
+	local peer=$((3 - RROCE_VM))
+	[ -e "$RROCE_SHARED/failed.vm$peer" ] || [ -e "$RROCE_SHARED/vm$peer.status" ]
+}
 
 # vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME, SECONDS (120)
 # times RROCE_SLOWDOWN at most.
@@ -202,7 +213,7 @@ vm_wait() {
 			echo "# gave up waiting for vm$(peer) to reach '$1'"
 			return 1
 		fi
-		sleep 0.1
+		tick 0.1
 		waited=$((waited + 1))
 	done
 }
@@ -216,7 +227,7 @@ await() {
 			kill "$1" 2>/dev/null && echo "# stopped the server: vm$(peer) failed or finished"
 			break
 		fi
-		sleep 0.1
+		tick 0.1
 	done
 	wait "$1"
 }
@@ -382,9 +393,10 @@ gid6_index() {
 # hands over, one command at a time, until the peer signals FLAG or is
 # gone. True if it ran at least one and all ended well.
 rexec_serve() {
-	local job status ran=0 failed=0
-	until [ -e "$RROCE_SHARED/sync.$1.vm$(peer)" ] || peer_gone; do
-		for job in "$RROCE_SHARED"/rexec."$(peer)".*.cmd; do
+	local job status ran=0 failed=0 peer
+	peer=$(peer)
+	until [ -e "$RROCE_SHARED/sync.$1.vm$peer" ] || peer_gone; do
+		for job in "$RROCE_SHARED"/rexec.$peer.*.cmd; do
 			[ -e "$job" ] || continue
 			job=${job%.cmd}
 			mv "$job.cmd" "$job.run"
@@ -395,7 +407,7 @@ rexec_serve() {
 			# Whole, or not at all, to rexec.sh, which waits for it.
 			echo $status >"$job.status.tmp" && mv "$job.status.tmp" "$job.status"
 		done
-		sleep 0.2
+		tick 0.2
 	done
 	[ $ran -gt 0 ] && [ $failed = 0 ]
 }

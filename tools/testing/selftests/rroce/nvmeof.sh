@@ -42,7 +42,10 @@ host_connect() {
 	local i
 	modprobe nvme-rdma || return 1
 	# The keep-alive timeout (5 s by default) stretches on slow kernels:
-	# the debug kernel's target missed it after a reconnect.
+	# the debug kernel's target missed it after a reconnect. So does a
+	# command's (30 s), after which the host drops the connection and
+	# makes it again.
+	echo $((30 * ${SLOWDOWN:-1})) >/sys/module/nvme_core/parameters/io_timeout
 	echo "transport=rdma,traddr=${TRADDR:-$(peer_ip4)},trsvcid=4420,nqn=$NQN${POLL_QUEUES:+,nr_poll_queues=$POLL_QUEUES},keep_alive_tmo=$((5 * ${SLOWDOWN:-1}))${NVME_OPTS:-}" \
 		>/dev/nvme-fabrics || return 1
 	for i in $(seq 60); do

@@ -7,10 +7,12 @@
 # (lib.sh) runs it as ssh would, and exits with its status once it ends.
 
 shift
+# A wait that starts no process each time (lib.sh's tick).
+exec {tick}<> <(:)
 job=$RROCE_SHARED/rexec.$RROCE_VM.$$.$(date +%s%N)
 printf '%s\n' "$*" >"$job.tmp" && mv "$job.tmp" "$job.cmd"
 while [ ! -e "$job.status" ]; do
 	[ -e "$RROCE_SHARED/vm$((3 - RROCE_VM)).status" ] && exit 255
-	sleep 0.2
+	read -r -t 0.2 -u $tick
 done
 exit "$(cat "$job.status")"

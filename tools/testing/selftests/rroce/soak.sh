@@ -27,8 +27,9 @@
 # instead, the debug VMs' kernel work left them no CPU: no run of either
 # ended in 25 minutes.) Starting them costs more still: a debug VM spent
 # 42 s of CPU on "mpirun -np 2 /bin/true" and 15 to 38 s on "ucx_info -d",
-# loading their libraries and plugins. So each middleware's client pauses
-# MIDDLEWARE_PAUSE seconds between its runs.
+# loading their libraries and plugins. So the middleware clients take
+# turns, UCX, Open MPI, libfabric, across both VMs: one run at a time, each
+# followed by a pause in which its server starts again.
 #
 # while every SOAK_FAULT_SECONDS (180) a fault phase begins, in turn: netem
 # loss, reordering, duplication, all of them, a clean link; VM 1's link
@@ -76,7 +77,9 @@ UCX_ARGS="-w -r 1 -m 262144"
 MPI_ROUNDS=1
 FI_PORT=19500
 FI_ARGS=(-p "verbs;ofi_rxm" -e rdm -d rroce0 -c -S all -I 1)
-MIDDLEWARE_PAUSE=120
+MIDDLEWARE_TURNS=(ucx mpi fi)
+TURN=$RROCE_SHARED/middleware.turn
+MIDDLEWARE_PAUSE=$((30 * SLOWDOWN))
 # The RC ACK timeout: 537 ms, so that a QP rides out the 2 s link down
 # within its 7 retries.
 RC_TIMEOUT=17
@@ -95,6 +98,28 @@ running() { [ $SECONDS -lt $END ]; }
 nap() {
 	local left=$((END - SECONDS))
 	[ $left -gt 0 ] && sleep $(($1 < left ? $1 : left))
+}
+
+# turn_wait NAME: wait for middleware client NAME's turn; false if the
+# soak ends first.
+turn_wait() {
+	local now
+	while running; do
+		read -r now <"$TURN" && [ "$now" = "$1" ] && return 0
+		tick 5
+	done
+	return 1
+}
+
+# turn_pass NAME: once client NAME's run has ended, pause, then hand the
+# turn to the next client.
+turn_pass() {
+	local i n=${#MIDDLEWARE_TURNS[@]}
+	nap $MIDDLEWARE_PAUSE
+	for i in "${!MIDDLEWARE_TURNS[@]}"; do
+		[ "${MIDDLEWARE_TURNS[i]}" = "$1" ] || continue
+		echo "${MIDDLEWARE_TURNS[(i + 1) % n]}" >"$TURN.tmp" && mv "$TURN.tmp" "$TURN"
+	done
 }
 
 # once NAME COMMAND...: run COMMAND as workload NAME's current run, its
@@ -220,7 +245,8 @@ NVME_TIMEOUT='QID [0-9]* timeout'
 # NFS server not responding or an NVMe-oF command timed out, counted.
 stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding' -e "$NVME_TIMEOUT"; }
 
-# dump_watch: every 5 s, ask for a dump when a QP of this VM gave up
+# dump_watch: every 5 s times SLOWDOWN (each look starts processes, which
+# a debug VM pays dearly for), ask for a dump when a QP of this VM gave up
 # (retry_exceeded_err moved) or the kernel reports a stuck task, NFS
 # server or NVMe-oF command (an NFS write that crawls escapes
 # stall_check); make each dump asked for, by either VM or by hand (a file
@@ -244,7 +270,7 @@ dump_watch() {
 			n=$((n + 1))
 			[ $n -le $STALL_DUMPS ] && dump "$name"
 		done
-		sleep 5
+		sleep $((5 * SLOWDOWN))
 	done
 }
 
@@ -401,15 +427,15 @@ ucx_server() {
 	done
 }
 
-# ucx_client: ucp_check over the transports in turn until the end,
-# MIDDLEWARE_PAUSE seconds between runs.
+# ucx_client: ucp_check over the transports in turn until the end, a run
+# in each of UCX's turns.
 ucx_client() {
 	local i=0
-	while running; do
+	while turn_wait ucx; do
 		sleep 1
 		once ucx$((i % 2)) ucx_run $((i % 2)) "$(peer_ip4)"
 		ucx_result $((i % 2))
-		nap $MIDDLEWARE_PAUSE
+		turn_pass ucx
 		i=$((i + 1))
 	done
 }
@@ -440,16 +466,16 @@ ucx_result() {
 	fi
 }
 
-# mpi_loop: in VM 1, mpi_check with one rank per VM until the end,
-# MIDDLEWARE_PAUSE seconds between runs: mpirun
-# here starts its daemon in VM 2 through rexec.sh (VM 2's rexec_serve).
-# A wrong result ("not ok", even in a run that then aborted) fails the
-# soak; a run that ends otherwise (Open MPI aborts when UCX gives up on its
-# peer) is counted as lost. Each rank takes the GID UCX prefers, its VM's
-# IPv4 one, whatever its index after the link went down.
+# mpi_loop: in VM 1, mpi_check with one rank per VM until the end, a run
+# in each of Open MPI's turns: mpirun here starts its daemon in VM 2
+# through rexec.sh (VM 2's rexec_serve). A wrong result ("not ok", even
+# in a run that then aborted) fails the soak; a run that ends otherwise
+# (Open MPI aborts when UCX gives up on its peer) is counted as lost. Each
+# rank takes the GID UCX prefers, its VM's IPv4 one, whatever its index
+# after the link went down.
 mpi_loop() {
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	while running; do
+	while turn_wait mpi; do
 		sleep 1
 		timeout $((900 * SLOWDOWN)) mpirun -np 2 --host "$RROCE_IP4,$(peer_ip4)" \
 			--mca plm_rsh_agent "$SELFTESTS_DIR/rexec.sh" --mca oob_tcp_if_include 192.0.2.0/24 \
@@ -467,7 +493,7 @@ mpi_loop() {
 			[ "$(count mpi lost)" -le 5 ] && { grep -m 3 -i "error\|abort" $OUT/mpi.out || head -n 3 $OUT/mpi.out; } |
 				sed 's/^/# mpi_check, given up: /'
 		fi
-		nap $MIDDLEWARE_PAUSE
+		turn_pass mpi
 	done
 	vm_signal mpi_over
 }
@@ -483,13 +509,14 @@ fi_server() {
 	done
 }
 
-# fi_client: fi_pingpong's client until the end, MIDDLEWARE_PAUSE seconds
-# between runs; a try that found no server (between its runs) is made again.
+# fi_client: fi_pingpong's client until the end, a run in each of
+# libfabric's turns; a try that found no server (between its runs) is made
+# again.
 fi_client() {
-	while running; do
+	while turn_wait fi; do
 		sleep 2
 		once fi timeout $((600 * SLOWDOWN)) fi_pingpong "${FI_ARGS[@]}" -P $FI_PORT "$(peer_ip4)"
-		fi_result $? && nap $MIDDLEWARE_PAUSE
+		fi_result $? && turn_pass fi
 	done
 }
 
@@ -569,6 +596,7 @@ if [ "$RROCE_VM" = 1 ]; then
 		exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=0 "*:$EXPORT" &&
 		rpc.nfsd --rdma=$NFS_PORT 2
 	ktap_result $? "NVMe-oF target and NFS/RDMA server up"
+	echo "${MIDDLEWARE_TURNS[0]}" >"$TURN"
 	vm_signal serving
 	timeout $((MINUTES * 60 + 600)) rping -s -P -V -S 1024 -a "$RROCE_IP4" -p $RPING_PORT >$OUT/rping.server 2>&1 &
 	rping_server=$!
