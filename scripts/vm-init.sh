@@ -28,6 +28,9 @@ mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
+# What udev makes on a booted system, and bash's process substitution
+# (<(...)) opens.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /lib/modules

@@ -21,9 +21,10 @@ in_vm() { [ -n "${RROCE_VM:-}" ]; }
 # tick SECONDS: wait SECONDS, a fraction allowed, without starting a
 # process, for the loops that poll: a `sleep` is a fork and an exec each
 # time, which a debug VM under emulation pays dearly for. `read` times out
-# on a pipe that this shell holds open both ways, so nothing ever comes.
+# (status over 128) on a pipe that this shell holds open both ways, so
+# nothing ever comes; should it fail otherwise, `sleep` waits instead.
 exec {TICK_FD}<> <(:)
-tick() { read -r -t "$1" -u $TICK_FD; true; }
+tick() { read -r -t "$1" -u "$TICK_FD"; [ $? -gt 128 ] || sleep "$1"; }
 
 # vm_main N [ARG...]: on the host, boot N VMs that run this script with ARGs
 # and exit with their verdict; inside a VM, return and let the script go on.

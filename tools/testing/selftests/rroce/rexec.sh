@@ -13,6 +13,7 @@ job=$RROCE_SHARED/rexec.$RROCE_VM.$$.$(date +%s%N)
 printf '%s\n' "$*" >"$job.tmp" && mv "$job.tmp" "$job.cmd"
 while [ ! -e "$job.status" ]; do
 	[ -e "$RROCE_SHARED/vm$((3 - RROCE_VM)).status" ] && exit 255
-	read -r -t 0.2 -u $tick
+	read -r -t 0.2 -u "$tick"
+	[ $? -gt 128 ] || sleep 0.2
 done
 exit "$(cat "$job.status")"
