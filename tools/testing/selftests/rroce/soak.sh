@@ -501,13 +501,16 @@ mpi_loop() {
 	vm_signal mpi_over
 }
 
-# fi_server: fi_pingpong's server until the end, as rc_server.
+# fi_server: fi_pingpong's server until the end, as rc_server; as
+# ucx_server, a run that printed nothing (no client came before its time
+# limit) counts for nothing.
 fi_server() {
 	local status
 	while running; do
 		once fi timeout $((600 * SLOWDOWN)) fi_pingpong "${FI_ARGS[@]}" -B $FI_PORT
 		status=$?
 		[ -e $OUT/stopped ] && break
+		[ -s $OUT/fi.out ] || continue
 		fi_result $status
 	done
 }
