@@ -192,18 +192,16 @@ qp_target() {
 		rdma statistic qp bind link rroce0/1 lqpn $((qpn))
 }
 
-# The two VMs meet through the output directory they both mount.
-peer() { echo $((3 - RROCE_VM)); }
+# The two VMs meet through the output directory they both mount. PEER_VM
+# is the other one's index, for the polling loops, where $(peer) would fork.
+PEER_VM=$((3 - ${RROCE_VM:-0}))
+peer() { echo $PEER_VM; }
 peer_ip4() { echo "192.0.2.$(peer)"; }
 
 vm_signal() { touch "$RROCE_SHARED/sync.$1.vm$RROCE_VM"; }
 
 # True once the peer VM has failed a subtest or finished: nothing to wait for.
-# (Called in polling loops: no command substitution, which forks.)
-peer_gone() {
-	local peer=$((3 - RROCE_VM))
-	[ -e "$RROCE_SHARED/failed.vm$peer" ] || [ -e "$RROCE_SHARED/vm$peer.status" ]
-}
+peer_gone() { [ -e "$RROCE_SHARED/failed.vm$PEER_VM" ] || [ -e "$RROCE_SHARED/vm$PEER_VM.status" ]; }
 
 # vm_wait NAME [SECONDS]: wait for the peer's vm_signal NAME, SECONDS (120)
 # times RROCE_SLOWDOWN at most.
@@ -394,10 +392,9 @@ gid6_index() {
 # hands over, one command at a time, until the peer signals FLAG or is
 # gone. True if it ran at least one and all ended well.
 rexec_serve() {
-	local job status ran=0 failed=0 peer
-	peer=$(peer)
-	until [ -e "$RROCE_SHARED/sync.$1.vm$peer" ] || peer_gone; do
-		for job in "$RROCE_SHARED"/rexec.$peer.*.cmd; do
+	local job status ran=0 failed=0
+	until [ -e "$RROCE_SHARED/sync.$1.vm$PEER_VM" ] || peer_gone; do
+		for job in "$RROCE_SHARED"/rexec.$PEER_VM.*.cmd; do
 			[ -e "$job" ] || continue
 			job=${job%.cmd}
 			mv "$job.cmd" "$job.run"
