@@ -7,15 +7,19 @@
 # over MSG, whose CQ of 262,144 entries the C rxe refuses) and DGRAM (UD),
 # every size fi_pingpong knows (-S all: 0 bytes to 6 MiB, the datagrams to
 # the MTU), on one device (each VM some of the types on its own device, at
-# the same time) and between the VMs. Then the same on the C rdma_rxe,
-# whose outcome is printed, not tested.
+# the same time) and between the VMs. fi_check.c checks what fi_pingpong
+# does not, over RDM: tagged and untagged messages, RMA writes and reads,
+# atomics, every byte checked, on one device and between the VMs. Then
+# the same on the C rdma_rxe, whose outcome is printed, not tested.
 
 . "$(dirname "$0")/lib.sh"
+in_vm || build_prog fi_check -lfabric
 VM_TIMEOUT=${VM_TIMEOUT:-900}
-vm_main 2
+vm_main 2 "$PROG"
 
+FI_CHECK=$1
 require_cmd fi_pingpong fi_info rdma
-if [ "$RROCE_VM" = 1 ]; then ktap_plan 8; else ktap_plan 9; fi
+if [ "$RROCE_VM" = 1 ]; then ktap_plan 9; else ktap_plan 11; fi
 LIMIT=$((120 * SLOWDOWN))
 # Iterations of each size on one device, and between the VMs, whose link
 # is slower.
@@ -23,8 +27,11 @@ LOOP_ITERS=$((4 / SLOWDOWN + 1))
 PAIR_ITERS=$((1 / SLOWDOWN + 1))
 ENDPOINTS="verbs:msg verbs;ofi_rxm:rdm verbs:dgram"
 # The types each VM runs on its own device: RDM takes about as long as the
-# other two.
+# other two and fi_check.
 if [ "$RROCE_VM" = 1 ]; then LOOP_ENDPOINTS="verbs;ofi_rxm:rdm"; else LOOP_ENDPOINTS="verbs:msg verbs:dgram"; fi
+# fi_check's rounds and largest message: one round up to 256 KiB on the
+# debug kernel.
+if [ "$SLOWDOWN" = 1 ]; then FI_CHECK_ARGS="-r 2 -m 4194304"; else FI_CHECK_ARGS="-r 1 -m 262144"; fi
 
 # fi_loop PROVIDER EP: fi_pingpong with server and client on one device;
 # false unless both end well, having moved every size.
@@ -56,12 +63,17 @@ fi_run() {
 		fi_loop "$prov" "$type"
 		ktap_result $? "fi_pingpong -p '$prov' -e $type -c, all sizes, on one device"
 	done
+	[ "$RROCE_VM" = 2 ] &&
+		loop "fi_check_$1" 47620 "fi_check: [0-9]+ passed, 0 failed" \
+			"$FI_CHECK" $FI_CHECK_ARGS -d "$DEV" -p 47620
 	vm_signal "one-device-$1" && vm_wait "one-device-$1" 600
 	for ep in $ENDPOINTS; do
 		prov=${ep%:*} type=${ep#*:} port=$((port + 1))
 		PAIR_ADDR_OPT="-P $port" pair "fi_${type}_$1" "$port" "$(fi_last_row "$type" $PAIR_ITERS)" \
 			fi_pingpong -p "$prov" -e "$type" -c -S all -I $PAIR_ITERS -B "$port"
 	done
+	pair "fi_check_pair_$1" 47630 "fi_check: [0-9]+ passed, 0 failed" \
+		"$FI_CHECK" $FI_CHECK_ARGS -d "$DEV" -p 47630
 }
 
 driver_up rroce

@@ -17,19 +17,19 @@
 #     every byte checked) over ud_verbs and over rc_verbs in turn;
 #   - Open MPI over UCX (mpi_check: point-to-point, collectives, one-sided,
 #     every result checked), one rank per VM;
-#   - libfabric (fi_pingpong -c over the verbs provider's RDM endpoints,
-#     ofi_rxm over RC), every size, every message checked;
+#   - libfabric (fi_check.c over the verbs provider's RDM endpoints,
+#     ofi_rxm over RC: messages, RMA and atomics, every byte checked);
 #
 # The user-space programs sleep on completion events: polling without pause
 # on a VM's one CPU would starve the kernel's work, soft RoCE's included,
-# which NVMe-oF and NFS wait on. Open MPI and fi_pingpong cannot sleep:
-# Open MPI yields the CPU whenever it has nothing to progress. (At nice 19
-# instead, the debug VMs' kernel work left them no CPU: no run of either
-# ended in 25 minutes.) Starting them costs more still: a debug VM spent
-# 42 s of CPU on "mpirun -np 2 /bin/true" and 15 to 38 s on "ucx_info -d",
-# loading their libraries and plugins. So the middleware clients take
-# turns, UCX, Open MPI, libfabric, across both VMs: one run at a time, each
-# followed by a pause in which its server starts again.
+# which NVMe-oF and NFS wait on. Open MPI cannot sleep: it yields the CPU
+# whenever it has nothing to progress. (At nice 19 instead, the debug VMs'
+# kernel work left it no CPU: no run ended in 25 minutes.) Starting the
+# middleware costs more still: a debug VM spent 42 s of CPU on "mpirun -np
+# 2 /bin/true" and 15 to 38 s on "ucx_info -d", loading their libraries
+# and plugins. So the middleware clients take turns, UCX, Open MPI,
+# libfabric, across both VMs: one run at a time, each followed by a pause
+# in which its server starts again.
 #
 # while every SOAK_FAULT_SECONDS (180) a fault phase begins, in turn: netem
 # loss, reordering, duplication, all of them, a clean link; VM 1's link
@@ -47,12 +47,12 @@ MINUTES=${SOAK_MINUTES:-120}
 FAULT_SECONDS=${SOAK_FAULT_SECONDS:-180}
 VM_TIMEOUT=${VM_TIMEOUT:-$((MINUTES * 60 + 1800))}
 in_vm || { build_prog rc_stream -libverbs && rc_stream=$PROG && build_prog ucp_check -lucp -lucs &&
-	ucp_check=$PROG && CC=mpicc build_prog mpi_check; }
-vm_main 2 "$rc_stream" "$ucp_check" "$PROG" "$MINUTES" "$FAULT_SECONDS" "${SOAK_TRACE:-0}"
-rc_stream=$1 ucp_check=$2 mpi_check=$3 MINUTES=$4 FAULT_SECONDS=$5 TRACE=$6
+	ucp_check=$PROG && build_prog fi_check -lfabric && fi_check=$PROG && CC=mpicc build_prog mpi_check; }
+vm_main 2 "$rc_stream" "$ucp_check" "$fi_check" "$PROG" "$MINUTES" "$FAULT_SECONDS" "${SOAK_TRACE:-0}"
+rc_stream=$1 ucp_check=$2 fi_check=$3 mpi_check=$4 MINUTES=$5 FAULT_SECONDS=$6 TRACE=$7
 . "$SELFTESTS_DIR/nvmeof.sh"
 
-require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum ucx_info mpirun fi_pingpong
+require_cmd fio rping ibv_ud_pingpong tc rdma rpc.nfsd mount.nfs sha256sum ucx_info mpirun
 ktap_plan $((RROCE_VM == 1 ? 11 : 13))
 
 END=$((SECONDS + MINUTES * 60))
@@ -72,11 +72,11 @@ UCX_PORT=19400
 # ud_verbs), on the IPv4 GID; ucp_check sleeps on UCX's events (-w).
 UCX_TRANSPORTS=(ud_verbs,self rc_verbs,ud_verbs,self)
 UCX_ARGS="-w -r 1 -m 262144"
-# One round of each of mpi_check's checks; fi_pingpong's RDM endpoint on
-# rroce0, one message of each size (0 bytes to 6 MiB) each way.
+# One round of each of mpi_check's checks; one of fi_check's on rroce0's
+# RDM endpoints, up to 1 MiB, sleeping on its CQ (-w).
 MPI_ROUNDS=1
 FI_PORT=19500
-FI_ARGS=(-p "verbs;ofi_rxm" -e rdm -d rroce0 -c -S all -I 1)
+FI_ARGS="-w -d rroce0 -r 1 -m 1048576"
 MIDDLEWARE_TURNS=(ucx mpi fi)
 TURN=$RROCE_SHARED/middleware.turn
 MIDDLEWARE_PAUSE=$((30 * SLOWDOWN))
@@ -454,23 +454,30 @@ ucx_run() {
 		timeout $((600 * SLOWDOWN)) "$ucp_check" $UCX_ARGS -p $((UCX_PORT + $1)) ${2:-}
 }
 
-# ucx_result K: tally transport K's last run. Data that UCX delivered
-# wrong fails the soak; a run that UCX gave up (its peer unreachable for
-# longer than its timeouts) is counted as lost.
-ucx_result() {
-	local out=$OUT/ucx$1.out
-	if grep -q "ucp_check: [0-9]* passed, 0 failed" $out; then
-		tally ucx ok
-	elif grep -q "connecting to the server failed" $out; then
-		tally ucx unconnected
-	elif grep -q "^wrong data" $out; then
-		tally ucx failed
-		grep "not ok\|wrong data\|differs\|ucp_check:" $out | sed "s/^/# ucp_check over ${UCX_TRANSPORTS[$1]}: /"
+# ucx_result K: tally transport K's last run, as check_result.
+ucx_result() { check_result ucx $OUT/ucx$1.out "ucp_check over ${UCX_TRANSPORTS[$1]}"; }
+
+# check_result NAME OUT WHAT: tally workload NAME's last run of WHAT, a
+# check program (ucp_check.c, fi_check.c) whose output is in OUT. Data
+# that the middleware delivered wrong fails the soak; a run that it gave
+# up (its peer unreachable for longer than its timeouts) is counted as
+# lost; false if the run found no server.
+check_result() {
+	local name=$1 out=$2 what=$3
+	if grep -q "_check: [0-9]* passed, 0 failed" "$out"; then
+		tally "$name" ok
+	elif grep -q "connecting to the server failed" "$out"; then
+		tally "$name" unconnected
+		return 1
+	elif grep -q "([1-9][0-9]* with wrong data)" "$out"; then
+		tally "$name" failed
+		grep "not ok\|differs\|_check:" "$out" | sed "s/^/# $what: /"
 	else
-		tally ucx lost
-		[ "$(count ucx lost)" -le 5 ] &&
-			grep -m 3 "not ok\|ucp_check:\|Fatal\|ERROR" $out | sed "s/^/# ucp_check over ${UCX_TRANSPORTS[$1]}, given up: /"
+		tally "$name" lost
+		[ "$(count "$name" lost)" -le 5 ] &&
+			grep -m 3 "not ok\|_check:\|Fatal\|ERROR" "$out" | sed "s/^/# $what, given up: /"
 	fi
+	return 0
 }
 
 # mpi_loop: in VM 1, mpi_check with one rank per VM until the end, a run
@@ -505,49 +512,27 @@ mpi_loop() {
 	vm_signal mpi_over
 }
 
-# fi_server: fi_pingpong's server until the end, as rc_server; as
-# ucx_server, a run that printed nothing (no client came before its time
-# limit) counts for nothing.
+# fi_server: fi_check's server until the end, as ucx_server: a run that
+# no client came to before its time limit printed nothing and counts for
+# nothing.
 fi_server() {
-	local status
 	while running; do
-		once fi timeout $((600 * SLOWDOWN)) fi_pingpong "${FI_ARGS[@]}" -B $FI_PORT
-		status=$?
+		once fi timeout $((600 * SLOWDOWN)) "$fi_check" $FI_ARGS -p $FI_PORT
 		[ -e $OUT/stopped ] && break
 		[ -s $OUT/fi.out ] || continue
-		fi_result $status
+		check_result fi $OUT/fi.out fi_check
 	done
 }
 
-# fi_client: fi_pingpong's client until the end, a run in each of
+# fi_client: fi_check's client until the end, a run in each of
 # libfabric's turns; a try that found no server (between its runs) is made
 # again.
 fi_client() {
 	while turn_wait fi; do
 		sleep 2
-		once fi timeout $((600 * SLOWDOWN)) fi_pingpong "${FI_ARGS[@]}" -P $FI_PORT "$(peer_ip4)"
-		fi_result $? && turn_pass fi
+		once fi timeout $((600 * SLOWDOWN)) "$fi_check" $FI_ARGS -p $FI_PORT "$(peer_ip4)"
+		check_result fi $OUT/fi.out fi_check && turn_pass fi
 	done
-}
-
-# fi_result STATUS: tally fi_pingpong's last run, which ended with STATUS,
-# as ucx_result; false if it found no server. With -c, fi_pingpong says
-# "Error at iteration" of a message that differs.
-fi_result() {
-	if [ "$1" = 0 ]; then
-		tally fi ok
-	elif grep -q "^Error at iteration" $OUT/fi.out; then
-		tally fi failed
-		grep -m 3 "^Error at iteration" $OUT/fi.out | sed 's/^/# fi_pingpong: /'
-	elif grep -q "Connection refused" $OUT/fi.out; then
-		tally fi unconnected
-		return 1
-	else
-		tally fi lost
-		# Its errors, on stderr, come before the table of sizes done.
-		[ "$(count fi lost)" -le 5 ] && grep -m 3 -v "^[0-9]\|^bytes" $OUT/fi.out |
-			sed 's/^/# fi_pingpong, given up: /'
-	fi
 }
 
 # faults: one phase per FAULT_SECONDS, the same schedule in both VMs.
@@ -694,7 +679,7 @@ if [ "$RROCE_VM" = 1 ]; then
 	ktap_result $? "Open MPI: $(count mpi ok) mpi_check runs across the VMs right, $(count mpi failed) with a wrong result, $(count mpi lost) given up under faults"
 fi
 ran_right fi
-ktap_result $? "libfabric: $(count fi ok) fi_pingpong runs over RDM checked, $(count fi failed) with wrong data, $(count fi lost) given up under faults ($(count fi unconnected) tries to connect failed)"
+ktap_result $? "libfabric: $(count fi ok) fi_check runs over RDM passed, $(count fi failed) with wrong data, $(count fi lost) given up under faults ($(count fi unconnected) tries to connect failed)"
 ran_right ud
 ktap_result $? "UD: $(count ud ok) pingpongs of $UD_MESSAGES x 1 KiB checked, $(count ud lost) stalled by loss, $(count ud unconnected) whose address exchange broke"
 [ ! -e $OUT/idle_device.failed ] && grep -q rroce1 $OUT/faults
