@@ -249,24 +249,34 @@ NVME_TIMEOUT='QID [0-9]* timeout'
 # NFS server not responding or an NVMe-oF command timed out, counted.
 stuck_lines() { dmesg | grep -c -e 'blocked for more than' -e 'not responding' -e "$NVME_TIMEOUT"; }
 
-# dump_watch: every 5 s times SLOWDOWN (each look starts processes, which
-# a debug VM pays dearly for), ask for a dump when a QP of this VM gave up
-# (retry_exceeded_err moved) or the kernel reports a stuck task, NFS
-# server or NVMe-oF command (an NFS write that crawls escapes
-# stall_check); make each dump asked for, by either VM or by hand (a file
-# ask/NAME in the run directory, holding why), the first STALL_DUMPS of
-# them.
+# stuck_check: at each minute line, ask for a dump if the kernel reported
+# a stuck task, NFS server or NVMe-oF command since the line before.
+stuck_check() {
+	local now
+	now=$(stuck_lines)
+	[ "$now" != "$stuck_before" ] && ask_dump "vm$RROCE_VM's kernel reports a stuck task, NFS server or NVMe-oF command"
+	stuck_before=$now
+}
+
+# read_retries: rroce0's retry_exceeded_err into $retries, from sysfs
+# without starting a process.
+RETRIES=/sys/class/infiniband/rroce0/ports/1/hw_counters/retry_exceeded_err
+read_retries() { read -r retries <$RETRIES || retries=$(link_counter rroce0 retry_exceeded_err); }
+
+# dump_watch: every 5 s times SLOWDOWN, ask for a dump when a QP of this
+# VM gave up (retry_exceeded_err moved; an NFS write that crawls escapes
+# stall_check); make each dump asked for, by either VM, by stuck_check or
+# by hand (a file ask/NAME in the run directory, holding why), the first
+# STALL_DUMPS of them. It starts no process but for the dumps (each look
+# used to start nine, and a debug VM pays about 0.15 s of CPU for each).
 dump_watch() {
-	local f name made=" " n=0 last now stuck_last stuck
-	last=$(link_counter rroce0 retry_exceeded_err)
-	stuck_last=$(stuck_lines)
+	local f name made=" " n=0 last retries
+	read_retries
+	last=$retries
 	while running; do
-		now=$(link_counter rroce0 retry_exceeded_err)
-		[ "$now" != "$last" ] && ask_dump "a QP of vm$RROCE_VM gave up: retry_exceeded_err $last -> $now"
-		last=$now
-		stuck=$(stuck_lines)
-		[ "$stuck" != "$stuck_last" ] && ask_dump "vm$RROCE_VM's kernel reports a stuck task, NFS server or NVMe-oF command"
-		stuck_last=$stuck
+		read_retries
+		[ "$retries" != "$last" ] && ask_dump "a QP of vm$RROCE_VM gave up: retry_exceeded_err $last -> $retries"
+		last=$retries
 		for f in "$RROCE_SHARED"/ask/*; do
 			name=${f##*/}
 			[ -e "$f" ] && [ "${made/ $name /}" = "$made" ] || continue
@@ -274,7 +284,7 @@ dump_watch() {
 			n=$((n + 1))
 			[ $n -le $STALL_DUMPS ] && dump "$name"
 		done
-		sleep $((5 * SLOWDOWN))
+		tick $((5 * SLOWDOWN))
 	done
 }
 
@@ -625,6 +635,7 @@ faults=$!
 # --- Run, watching memory -----------------------------------------------
 
 [ "$TRACE" = 1 ] && trace_on
+stuck_before=$(stuck_lines)
 dump_watch &
 slab_peak=$slab_before
 while running; do
@@ -635,6 +646,7 @@ while running; do
 	cpu_top >$OUT/cpu
 	echo "# $((SECONDS / 60)) min: slab $((slab_now / 1024)) MiB; runs $(runs)$(cat $OUT/written)$(tr -d '\n' <$OUT/cpu)"
 	stall_check
+	stuck_check
 done
 # The clients end once their run in progress does; then the servers, which
 # wait for clients that will not come, are stopped.
