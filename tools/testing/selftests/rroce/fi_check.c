@@ -25,9 +25,6 @@
  * ended in an error completion (the provider gave up on its peer) is a
  * failure, not wrong data.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -41,10 +38,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include "pattern.h"
+#define CHECK_NAME "fi_check"
+#include "check.h"
 
 /* An operation in flight: libfabric's context, then what its completion said. */
 struct op {
@@ -58,35 +55,22 @@ static struct fid_cq *cq;
 static struct fid_av *av;
 static struct fid_ep *ep;
 static fi_addr_t peer;
-static int sock, cq_fd = -1, is_server, passed, failed, wrong, sleepy;
-static size_t max_len = 4 << 20;
+static int cq_fd = -1, is_server;
 
-static void check(int ok, const char *what)
+/* What libfabric call WHAT returned, ERR (negative), and the end. */
+static void die_with(const char *what, int err)
 {
-	if (ok)
-		passed++;
-	else
-		failed++;
-	printf("%s %s\n", ok ? "ok" : "not ok", what);
-	fflush(stdout);
-}
-
-/* DONE: libfabric completed the operation; RIGHT: its data is what was sent. */
-static int delivered(int done, int right)
-{
-	if (done && !right)
-		wrong++;
-	return done && right;
-}
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "fi_check: %s%s%s\n", what, err ? ": " : "", err ? fi_strerror(-err) : "");
+	fprintf(stderr, "fi_check: %s: %s\n", what, fi_strerror(-err));
 	exit(2);
 }
 
+static int check_started(void)
+{
+	return cq != NULL;
+}
+
 /* Takes one completion off the CQ, if there is one: true if it did. */
-static int progress(void)
+static int check_progress(void)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err = { 0 };
@@ -100,7 +84,7 @@ static int progress(void)
 	if (n == -FI_EAGAIN)
 		return 0;
 	if (n != -FI_EAVAIL || fi_cq_readerr(cq, &err, 0) != 1)
-		die("fi_cq_read", (int)n);
+		die_with("fi_cq_read", (int)n);
 	op = err.op_context;
 	fprintf(stderr, "fi_check: error completion: %s\n", fi_cq_strerror(cq, err.prov_errno, err.err_data, NULL, 0));
 	op->done = 1;
@@ -108,9 +92,9 @@ static int progress(void)
 	return 1;
 }
 
-/* Nothing to progress: with -w, sleep until the CQ or FD (if not -1) has
- * something, or 10 ms have passed. */
-static void idle(int fd)
+/* With -w, sleep until the CQ or FD (if not -1) has something, or 10 ms
+ * have passed. */
+static void check_idle(int fd)
 {
 	struct fid *fids[] = { &cq->fid };
 	struct pollfd p[2] = { { .fd = cq_fd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
@@ -123,8 +107,8 @@ static void idle(int fd)
 static int wait_for(struct op *op)
 {
 	while (!op->done)
-		if (!progress())
-			idle(-1);
+		if (!check_progress())
+			check_idle(-1);
 	return !op->err;
 }
 
@@ -135,85 +119,14 @@ static int wait_for(struct op *op)
 		ssize_t _ret;                                                           \
 		*(o) = (struct op){ 0 };                                                \
 		while ((_ret = (call)) == -FI_EAGAIN)                                   \
-			progress();                                                     \
+			check_progress();                                               \
 		if (_ret)                                                               \
 			fprintf(stderr, "fi_check: %s: %s\n", #call, fi_strerror((int)-_ret)); \
 		_ret == 0;                                                              \
 	})
 
-static void oob_write(const void *b, size_t len)
-{
-	if (write(sock, b, len) != (ssize_t)len)
-		die("out-of-band write", 0);
-}
-
-/* Reads keep the CQ progressing: the RDM provider serves the peer's
- * atomics (and its rendezvous) in software, here. */
-static void oob_read(void *b, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = recv(sock, (char *)b + got, len - got, cq ? MSG_DONTWAIT : 0);
-
-		if (n < 0 && errno == EAGAIN) {
-			if (!progress())
-				idle(sock);
-			continue;
-		}
-		if (n <= 0)
-			die("out-of-band read", 0);
-		got += n;
-	}
-}
-
-/* Both sides have come this far; each tells the other whether its last
- * operation completed (DONE), and learns the same of the other's. */
-static int barrier_with(int done)
-{
-	char c = done;
-
-	oob_write(&c, 1);
-	oob_read(&c, 1);
-	return c;
-}
-
-static void barrier(void)
-{
-	barrier_with(1);
-}
-
-static void oob_connect(const char *server, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int one = 1;
-
-	if (!server) {
-		int l = socket(AF_INET, SOCK_STREAM, 0);
-
-		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		a.sin_addr.s_addr = INADDR_ANY;
-		if (bind(l, (void *)&a, sizeof(a)) || listen(l, 1))
-			die("listen", 0);
-		sock = accept(l, NULL, NULL);
-		close(l);
-	} else {
-		sock = socket(AF_INET, SOCK_STREAM, 0);
-		if (inet_pton(AF_INET, server, &a.sin_addr) != 1)
-			die("bad server address", 0);
-		for (int i = 0; connect(sock, (void *)&a, sizeof(a)); i++) {
-			if (i == 300)
-				die("connecting to the server failed", 0);
-			usleep(100000);
-		}
-	}
-	if (sock < 0)
-		die("connect", 0);
-}
-
 static const size_t sizes[] = { 0, 1, 64, 1000, 4096, 8192, 16384, 65536, 262144, 1 << 20, 4 << 20 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
-#define MAXLEN (4 << 20)
 
 /* Messages of every size, each way, ROUNDS times: tagged (the tag is the
  * size's index) if TAGGED, else untagged. */
@@ -262,23 +175,9 @@ static void rma_and_atomics(unsigned char *buf, struct fid_mr *mr, int virt_addr
 		uint64_t addr_key[2] = { virt_addr ? (uintptr_t)buf : 0, fi_mr_key(mr) };
 
 		oob_write(addr_key, sizeof(addr_key));
-		/* The client writes, then asks us to check. */
-		for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
-			done = barrier_with(1);
-			snprintf(what, sizeof(what), "write of %zu bytes arrived intact", sizes[s]);
-			check(delivered(done, intact(buf, 1, sizes[s], 0)), what);
-			fill(buf, 0, sizes[s], 1);
-			barrier();
-		}
-		/* The client's last read is done; then the word for the atomics. */
-		barrier();
-		memset(buf, 0, 8);
-		barrier();
-		done = barrier_with(1);
-		snprintf(what, sizeof(what), "atomics left %#llx", (unsigned long long)*(uint64_t *)buf);
-		check(delivered(done, *(uint64_t *)buf == 0xdead0000ull + 3ull * 100 * rounds), what);
+		rma_target(buf, sizes, NSIZES, "write");
 	} else {
-		unsigned char *local = aligned_alloc(4096, MAXLEN);
+		unsigned char *local = aligned_alloc(4096, CHECK_MAXLEN);
 		uint64_t addr_key[2], remote, key, *word, want;
 		struct fid_mr *local_mr;
 		void *desc;
@@ -288,10 +187,10 @@ static void rma_and_atomics(unsigned char *buf, struct fid_mr *mr, int virt_addr
 		remote = addr_key[0];
 		key = addr_key[1];
 		if (!local)
-			die("aligned_alloc", 0);
-		ret = fi_mr_reg(domain, local, MAXLEN, FI_READ | FI_WRITE, 0, 1, 0, &local_mr, NULL);
+			die("aligned_alloc");
+		ret = fi_mr_reg(domain, local, CHECK_MAXLEN, FI_READ | FI_WRITE, 0, 1, 0, &local_mr, NULL);
 		if (ret)
-			die("fi_mr_reg", ret);
+			die_with("fi_mr_reg", ret);
 		/* Key 1: a provider that takes the keys asked for has given 0 to buf. */
 		desc = fi_mr_desc(local_mr);
 		for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
@@ -301,7 +200,7 @@ static void rma_and_atomics(unsigned char *buf, struct fid_mr *mr, int virt_addr
 			/* A write may complete once sent; a read after it (FI_ORDER_RAW)
 			 * completes once the write has landed. */
 			done = post(&op, fi_write(ep, local, len, desc, peer, remote, key, &op.ctx)) && wait_for(&op) &&
-			       post(&op, fi_read(ep, local + MAXLEN - 1, 1, desc, peer, remote, key, &op.ctx)) &&
+			       post(&op, fi_read(ep, local + CHECK_MAXLEN - 1, 1, desc, peer, remote, key, &op.ctx)) &&
 			       wait_for(&op);
 			snprintf(what, sizeof(what), "write of %zu bytes completed", len);
 			check(done, what);
@@ -358,35 +257,27 @@ int main(int argc, char **argv)
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	const char *provider = "verbs;ofi_rxm", *domain_name = NULL;
-	int port = 13350, rounds = 2, opt, ret;
+	int opt, ret;
 	char name[256], *peer_name;
 	size_t name_len = sizeof(name);
-	uint64_t peer_len;
 	struct fid_mr *mr;
 	unsigned char *buf;
 
+	port = 13350;
 	while ((opt = getopt(argc, argv, "p:f:d:r:m:w")) != -1) {
-		if (opt == 'p')
-			port = atoi(optarg);
-		else if (opt == 'f')
+		if (opt == 'f')
 			provider = optarg;
 		else if (opt == 'd')
 			domain_name = optarg;
-		else if (opt == 'r')
-			rounds = atoi(optarg);
-		else if (opt == 'm' && atol(optarg) > 0 && atol(optarg) <= MAXLEN)
-			max_len = atol(optarg);
-		else if (opt == 'w')
-			sleepy = 1;
-		else
-			die("usage: fi_check -p PORT [-f PROVIDER] [-d DOMAIN] [-r ROUNDS] [-m MAX] [-w] [SERVER]", 0);
+		else if (!check_option(opt))
+			die("usage: fi_check -p PORT [-f PROVIDER] [-d DOMAIN] [-r ROUNDS] [-m MAX] [-w] [SERVER]");
 	}
 	is_server = optind >= argc;
 	/* First, so that a side whose setup fails ends the other's run too. */
 	oob_connect(is_server ? NULL : argv[optind], port);
 
 	if (!hints)
-		die("fi_allocinfo", 0);
+		die("fi_allocinfo");
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC;
 	hints->mode = FI_CONTEXT;
@@ -399,39 +290,34 @@ int main(int argc, char **argv)
 
 	ret = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &info);
 	if (ret)
-		die("fi_getinfo", ret);
+		die_with("fi_getinfo", ret);
 	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) || (ret = fi_domain(fabric, info, &domain, NULL)) ||
 	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) || (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
 	    (ret = fi_endpoint(domain, info, &ep, NULL)) || (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
 	    (ret = fi_ep_bind(ep, &av->fid, 0)) || (ret = fi_enable(ep)) ||
 	    (ret = fi_getname(&ep->fid, name, &name_len)) ||
 	    (sleepy && (ret = fi_control(&cq->fid, FI_GETWAIT, &cq_fd))))
-		die("libfabric setup", ret);
+		die_with("libfabric setup", ret);
 	printf("# %s, domain %s\n", info->fabric_attr->prov_name, info->domain_attr->name);
 
-	peer_len = name_len;
-	oob_write(&peer_len, sizeof(peer_len));
-	oob_write(name, name_len);
-	oob_read(&peer_len, sizeof(peer_len));
-	if (peer_len > sizeof(name) || !(peer_name = malloc(peer_len)))
-		die("the peer's endpoint name", 0);
-	oob_read(peer_name, peer_len);
+	oob_send(name, name_len);
+	peer_name = oob_recv();
 	if (fi_av_insert(av, peer_name, 1, &peer, 0, NULL) != 1)
-		die("fi_av_insert", 0);
+		die("fi_av_insert");
 	free(peer_name);
 
-	buf = aligned_alloc(4096, MAXLEN);
-	if (!buf || (ret = fi_mr_reg(domain, buf, MAXLEN,
+	buf = aligned_alloc(4096, CHECK_MAXLEN);
+	if (!buf || (ret = fi_mr_reg(domain, buf, CHECK_MAXLEN,
 				     FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
 				     &mr, NULL)))
-		die("fi_mr_reg", ret);
+		die_with("fi_mr_reg", ret);
 	messages(buf, fi_mr_desc(mr), 1, rounds);
 	barrier();
 	messages(buf, fi_mr_desc(mr), 0, rounds);
 	barrier();
 	rma_and_atomics(buf, mr, !!(info->domain_attr->mr_mode & FI_MR_VIRT_ADDR), rounds);
 
-	printf("fi_check: %d passed, %d failed (%d with wrong data)\n", passed, failed, wrong);
+	report();
 	fi_close(&mr->fid);
 	fi_close(&ep->fid);
 	fi_close(&av->fid);

@@ -26,147 +26,42 @@
  * that failed (UCX gave up on a peer it could not reach), no fault of the
  * link excuses it.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
-#include "pattern.h"
+#define CHECK_NAME "ucp_check"
+#include "check.h"
 
 static ucp_context_h context;
 static ucp_worker_h worker;
 static ucp_ep_h ep;
-static int sock, is_server, passed, failed, wrong, sleepy, efd = -1;
-static size_t max_len = 4 << 20;
+static int is_server, efd = -1;
 
-static void check(int ok, const char *what)
+static int check_started(void)
 {
-	if (ok)
-		passed++;
-	else
-		failed++;
-	printf("%s %s\n", ok ? "ok" : "not ok", what);
-	fflush(stdout);
+	return worker != NULL;
 }
 
-/* DONE: UCX completed the operation; RIGHT: its data is what was sent. */
-static int delivered(int done, int right)
+/* A transport without RDMA (ud_verbs) serves the peer's puts, gets and
+ * atomics in software, here. */
+static int check_progress(void)
 {
-	if (done && !right)
-		wrong++;
-	return done && right;
+	return ucp_worker_progress(worker);
 }
 
-static void die(const char *what)
-{
-	fprintf(stderr, "ucp_check: %s\n", what);
-	exit(2);
-}
-
-static void oob_write(const void *b, size_t len)
-{
-	if (write(sock, b, len) != (ssize_t)len)
-		die("out-of-band write");
-}
-
-/* Nothing to progress: with -w, sleep until the worker has an event, FD
- * (if not -1) has data, or 10 ms have passed. */
-static void idle(int fd)
+/* With -w, sleep until the worker has an event, FD (if not -1) has data,
+ * or 10 ms have passed. */
+static void check_idle(int fd)
 {
 	struct pollfd p[2] = { { .fd = efd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
 
 	if (sleepy && ucp_worker_arm(worker) == UCS_OK)
 		poll(p, fd < 0 ? 1 : 2, 10);
-}
-
-/* Reads keep the worker progressing: a transport without RDMA (ud_verbs)
- * serves the peer's puts, gets and atomics in software, here. */
-static void oob_read(void *b, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = recv(sock, (char *)b + got, len - got, worker ? MSG_DONTWAIT : 0);
-
-		if (n < 0 && errno == EAGAIN) {
-			if (!ucp_worker_progress(worker))
-				idle(sock);
-			continue;
-		}
-		if (n <= 0)
-			die("out-of-band read");
-		got += n;
-	}
-}
-
-/* A blob of LEN bytes, its length first. */
-static void oob_send(const void *b, uint64_t len)
-{
-	oob_write(&len, sizeof(len));
-	oob_write(b, len);
-}
-
-static void *oob_recv(void)
-{
-	uint64_t len;
-	void *b;
-
-	oob_read(&len, sizeof(len));
-	if (len > (1 << 20) || !(b = malloc(len)))
-		die("out-of-band blob");
-	oob_read(b, len);
-	return b;
-}
-
-/* Both sides have come this far; each tells the other whether its last
- * operation completed (DONE), and learns the same of the other's. */
-static int barrier_with(int done)
-{
-	char c = done;
-
-	oob_write(&c, 1);
-	oob_read(&c, 1);
-	return c;
-}
-
-static void barrier(void)
-{
-	barrier_with(1);
-}
-
-static void oob_connect(const char *server, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int one = 1;
-
-	if (!server) {
-		int l = socket(AF_INET, SOCK_STREAM, 0);
-
-		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		a.sin_addr.s_addr = INADDR_ANY;
-		if (bind(l, (void *)&a, sizeof(a)) || listen(l, 1))
-			die("listen");
-		sock = accept(l, NULL, NULL);
-		close(l);
-	} else {
-		sock = socket(AF_INET, SOCK_STREAM, 0);
-		if (inet_pton(AF_INET, server, &a.sin_addr) != 1)
-			die("bad server address");
-		for (int i = 0; connect(sock, (void *)&a, sizeof(a)); i++) {
-			if (i == 300)
-				die("connecting to the server failed");
-			usleep(100000);
-		}
-	}
-	if (sock < 0)
-		die("connect");
 }
 
 /* Progress until REQ, a request or status pointer, is done. */
@@ -180,14 +75,13 @@ static ucs_status_t wait_for(void *req)
 		return UCS_OK;
 	while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS)
 		if (!ucp_worker_progress(worker))
-			idle(-1);
+			check_idle(-1);
 	ucp_request_free(req);
 	return st;
 }
 
 static const size_t sizes[] = { 1, 64, 1000, 4096, 8192, 16384, 65536, 262144, 1 << 20, 4 << 20 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
-#define MAXLEN (4 << 20)
 
 static void tag_messages(unsigned char *buf, int rounds)
 {
@@ -247,7 +141,7 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 	ucp_mem_map_params_t mp = {
 		.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
 		.address = buf,
-		.length = MAXLEN,
+		.length = CHECK_MAXLEN,
 	};
 	ucp_mem_h mem;
 	char what[80];
@@ -258,33 +152,16 @@ static void rma_and_atomics(unsigned char *buf, int rounds)
 		uint64_t addr = (uintptr_t)buf;
 		void *rkey;
 		size_t rkey_len;
-		int done;
 
 		ucp_rkey_pack(context, mem, &rkey, &rkey_len);
 		oob_send(&addr, sizeof(addr));
 		oob_send(rkey, rkey_len);
 		ucp_rkey_buffer_release(rkey);
-		/* The client puts, then asks us to check. */
-		for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
-			int ok;
-
-			done = barrier_with(1);
-			ok = delivered(done, intact(buf, 1, sizes[s], 0));
-			snprintf(what, sizeof(what), "put of %zu bytes arrived intact", sizes[s]);
-			check(ok, what);
-			fill(buf, 0, sizes[s], 1);
-			barrier();
-		}
-		barrier();
-		memset(buf, 0, 8);
-		barrier();
-		done = barrier_with(1);
-		snprintf(what, sizeof(what), "atomics left %#llx", (unsigned long long)*(uint64_t *)buf);
-		check(delivered(done, *(uint64_t *)buf == 0xdead0000ull + 3ull * 100 * rounds), what);
+		rma_target(buf, sizes, NSIZES, "put");
 	} else {
 		uint64_t *addr = oob_recv(), remote = *addr, v, want;
 		void *packed = oob_recv();
-		unsigned char *local = malloc(MAXLEN);
+		unsigned char *local = malloc(CHECK_MAXLEN);
 		ucp_rkey_h rkey;
 		int done, right;
 
@@ -364,24 +241,16 @@ int main(int argc, char **argv)
 	ucp_worker_params_t wp = { .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
 				   .thread_mode = UCS_THREAD_MODE_SINGLE };
 	ucp_ep_params_t epp = { .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS };
-	int port = 13340, rounds = 2, opt;
+	int opt;
 	ucp_address_t *addr;
 	size_t addr_len;
 	unsigned char *buf;
 	void *close_req;
 
-	while ((opt = getopt(argc, argv, "p:r:m:w")) != -1) {
-		if (opt == 'p')
-			port = atoi(optarg);
-		else if (opt == 'r')
-			rounds = atoi(optarg);
-		else if (opt == 'm' && atol(optarg) > 0 && atol(optarg) <= MAXLEN)
-			max_len = atol(optarg);
-		else if (opt == 'w')
-			sleepy = 1;
-		else
+	port = 13340;
+	while ((opt = getopt(argc, argv, "p:r:m:w")) != -1)
+		if (!check_option(opt))
 			die("usage: ucp_check -p PORT [-r ROUNDS] [-m MAX] [-w] [SERVER]");
-	}
 	is_server = optind >= argc;
 	oob_connect(is_server ? NULL : argv[optind], port);
 	if (sleepy)
@@ -397,7 +266,7 @@ int main(int argc, char **argv)
 		die("ucp_ep_create");
 	ucp_worker_release_address(worker, addr);
 
-	buf = aligned_alloc(4096, MAXLEN);
+	buf = aligned_alloc(4096, CHECK_MAXLEN);
 	tag_messages(buf, rounds);
 	barrier();
 	stream_messages(buf, rounds);
@@ -407,7 +276,7 @@ int main(int argc, char **argv)
 	close_req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
 	wait_for(close_req);
 	barrier();
-	printf("ucp_check: %d passed, %d failed (%d with wrong data)\n", passed, failed, wrong);
+	report();
 	free(buf);
 	ucp_worker_destroy(worker);
 	ucp_cleanup(context);
