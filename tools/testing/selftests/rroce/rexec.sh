@@ -10,8 +10,9 @@
 shift
 job=$RROCE_SHARED/rexec.$RROCE_VM.$$.$(date +%s%N)
 printf '%s\n' "$*" >"$job.tmp" && mv "$job.tmp" "$job.cmd"
+pause=2
 while [ ! -e "$job.status" ]; do
 	[ -e "$RROCE_SHARED/vm$PEER_VM.status" ] && exit 255
-	tick 0.2
+	backoff
 done
 exit "$(cat "$job.status")"
