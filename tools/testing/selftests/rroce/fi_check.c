@@ -188,17 +188,18 @@ static void rma_and_atomics(unsigned char *buf, struct fid_mr *mr, int virt_addr
 		key = addr_key[1];
 		if (!local)
 			die("aligned_alloc");
+		/* Key 1: a provider that takes the keys asked for has given 0 to buf. */
 		ret = fi_mr_reg(domain, local, CHECK_MAXLEN, FI_READ | FI_WRITE, 0, 1, 0, &local_mr, NULL);
 		if (ret)
 			die_with("fi_mr_reg", ret);
-		/* Key 1: a provider that takes the keys asked for has given 0 to buf. */
 		desc = fi_mr_desc(local_mr);
 		for (size_t s = 0; s < NSIZES && sizes[s] <= max_len; s++) {
 			size_t len = sizes[s];
 
 			fill(local, 1, len, 0);
-			/* A write may complete once sent; a read after it (FI_ORDER_RAW)
-			 * completes once the write has landed. */
+			/* A write may complete once sent; a read after it completes
+			 * once the write has landed (a read does not pass a write:
+			 * FI_ORDER_RAW, which RC keeps). */
 			done = post(&op, fi_write(ep, local, len, desc, peer, remote, key, &op.ctx)) && wait_for(&op) &&
 			       post(&op, fi_read(ep, local + CHECK_MAXLEN - 1, 1, desc, peer, remote, key, &op.ctx)) &&
 			       wait_for(&op);
@@ -307,9 +308,11 @@ int main(int argc, char **argv)
 	free(peer_name);
 
 	buf = aligned_alloc(4096, CHECK_MAXLEN);
-	if (!buf || (ret = fi_mr_reg(domain, buf, CHECK_MAXLEN,
-				     FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
-				     &mr, NULL)))
+	if (!buf)
+		die("aligned_alloc");
+	ret = fi_mr_reg(domain, buf, CHECK_MAXLEN,
+			FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL);
+	if (ret)
 		die_with("fi_mr_reg", ret);
 	messages(buf, fi_mr_desc(mr), 1, rounds);
 	barrier();
