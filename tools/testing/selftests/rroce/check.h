@@ -177,9 +177,9 @@ static void rma_target(unsigned char *buf, const size_t *sizes, size_t n, const 
 	check(delivered(done, *(uint64_t *)buf == 0xdead0000ull + 3ull * 100 * rounds), what);
 }
 
-/* The server (SERVER NULL) waits on PORT for its client; the client tries
- * SERVER, an IPv4 address, for 30 s. */
-static void oob_connect(const char *server, int port)
+/* The server (SERVER NULL) waits on the port for its client; the client
+ * tries SERVER, an IPv4 address, for 30 s. */
+static void oob_connect(const char *server)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	int one = 1;

@@ -130,7 +130,7 @@ static const size_t sizes[] = { 0, 1, 64, 1000, 4096, 8192, 16384, 65536, 262144
 
 /* Messages of every size, each way, ROUNDS times: tagged (the tag is the
  * size's index) if TAGGED, else untagged. */
-static void messages(unsigned char *buf, void *desc, int tagged, int rounds)
+static void messages(unsigned char *buf, void *desc, int tagged)
 {
 	const char *kind = tagged ? "tagged" : "untagged";
 	char what[80];
@@ -164,7 +164,7 @@ static void messages(unsigned char *buf, void *desc, int tagged, int rounds)
 /* The server's memory, which the client writes, reads and adds to;
  * VIRT_ADDR: the provider takes remote addresses as virtual addresses
  * (FI_MR_VIRT_ADDR), not as offsets into the MR. */
-static void rma_and_atomics(unsigned char *buf, struct fid_mr *mr, int virt_addr, int rounds)
+static void rma_and_atomics(unsigned char *buf, struct fid_mr *mr, int virt_addr)
 {
 	char what[80];
 	struct op op;
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 	}
 	is_server = optind >= argc;
 	/* First, so that a side whose setup fails ends the other's run too. */
-	oob_connect(is_server ? NULL : argv[optind], port);
+	oob_connect(is_server ? NULL : argv[optind]);
 
 	if (!hints)
 		die("fi_allocinfo");
@@ -314,11 +314,11 @@ int main(int argc, char **argv)
 			FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL);
 	if (ret)
 		die_with("fi_mr_reg", ret);
-	messages(buf, fi_mr_desc(mr), 1, rounds);
+	messages(buf, fi_mr_desc(mr), 1);
 	barrier();
-	messages(buf, fi_mr_desc(mr), 0, rounds);
+	messages(buf, fi_mr_desc(mr), 0);
 	barrier();
-	rma_and_atomics(buf, mr, !!(info->domain_attr->mr_mode & FI_MR_VIRT_ADDR), rounds);
+	rma_and_atomics(buf, mr, !!(info->domain_attr->mr_mode & FI_MR_VIRT_ADDR));
 
 	report();
 	fi_close(&mr->fid);

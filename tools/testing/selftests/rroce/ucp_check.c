@@ -83,7 +83,7 @@ static ucs_status_t wait_for(void *req)
 static const size_t sizes[] = { 1, 64, 1000, 4096, 8192, 16384, 65536, 262144, 1 << 20, 4 << 20 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
-static void tag_messages(unsigned char *buf, int rounds)
+static void tag_messages(unsigned char *buf)
 {
 	ucp_request_param_t p = { 0 };
 	char what[80];
@@ -109,7 +109,7 @@ static void tag_messages(unsigned char *buf, int rounds)
 	}
 }
 
-static void stream_messages(unsigned char *buf, int rounds)
+static void stream_messages(unsigned char *buf)
 {
 	ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_STREAM_RECV_FLAG_WAITALL };
 	ucp_request_param_t sp = { 0 };
@@ -135,7 +135,7 @@ static void stream_messages(unsigned char *buf, int rounds)
 }
 
 /* The server's memory, which the client writes, reads and adds to. */
-static void rma_and_atomics(unsigned char *buf, int rounds)
+static void rma_and_atomics(unsigned char *buf)
 {
 	ucp_request_param_t p = { 0 };
 	ucp_mem_map_params_t mp = {
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 		if (!check_option(opt))
 			die("usage: ucp_check -p PORT [-r ROUNDS] [-m MAX] [-w] [SERVER]");
 	is_server = optind >= argc;
-	oob_connect(is_server ? NULL : argv[optind], port);
+	oob_connect(is_server ? NULL : argv[optind]);
 	if (sleepy)
 		params.features |= UCP_FEATURE_WAKEUP;
 
@@ -267,11 +267,11 @@ int main(int argc, char **argv)
 	ucp_worker_release_address(worker, addr);
 
 	buf = aligned_alloc(4096, CHECK_MAXLEN);
-	tag_messages(buf, rounds);
+	tag_messages(buf);
 	barrier();
-	stream_messages(buf, rounds);
+	stream_messages(buf);
 	barrier();
-	rma_and_atomics(buf, rounds);
+	rma_and_atomics(buf);
 
 	close_req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
 	wait_for(close_req);
