@@ -128,7 +128,7 @@ static int wait_for(struct op *op)
 static const size_t sizes[] = { 0, 1, 64, 1000, 4096, 8192, 16384, 65536, 262144, 1 << 20, 4 << 20 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
-/* Messages of every size, each way, ROUNDS times: tagged (the tag is the
+/* Messages of every size, each way, -r times: tagged (the tag is the
  * size's index) if TAGGED, else untagged. */
 static void messages(unsigned char *buf, void *desc, int tagged)
 {
