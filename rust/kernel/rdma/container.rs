@@ -101,7 +101,7 @@ impl<T: Driver> Container<T> {
         // Else whoever takes packets now queues this work again if it
         // leaves any.
         if c.rx_claim(u32::MAX) {
-            c.rx_handle(dev);
+            c.rx_handle(dev, T::RX_BUDGET);
             if c.rx_release(0) {
                 // More to do: yield, and come back.
                 let urgent = c.rx_still_urgent();
@@ -293,10 +293,10 @@ impl<T: Driver> Container<T> {
         })
     }
 
-    /// Hands up to [`Driver::RX_BUDGET`] packets to the driver, in order; the
-    /// caller has claimed the queue.
-    fn rx_handle(&self, dev: &Device<T>) {
-        for _ in 0..T::RX_BUDGET {
+    /// Hands up to `budget` packets to the driver, in order; the caller has
+    /// claimed the queue.
+    fn rx_handle(&self, dev: &Device<T>, budget: usize) {
+        for _ in 0..budget {
             let Some(mut skb) = self.rx_dequeue().or_else(|| {
                 // The burst is over: what the driver left for its end goes
                 // now, and what that sends to this device belongs to it.
@@ -402,9 +402,9 @@ impl<T: Driver> Device<T> {
     /// Until the returned guard goes, the packets this device sends to
     /// itself wait without waking the receive work. As it goes, if they are
     /// few ([`Driver::RX_INLINE`]) and the receive work is not at it, the guard
-    /// hands them to [`Driver::receive`] itself, with the answers they draw
-    /// (up to [`Driver::RX_BUDGET`]): a small doorbell whose packets stay on the
-    /// device then costs no switch of context. So only take it in process
+    /// hands them to [`Driver::receive`] itself, with up to
+    /// [`Driver::RX_BUDGET`] more: the answers they draw. A small doorbell
+    /// whose packets stay on the device then costs no switch of context. So only take it in process
     /// context, holding no lock that [`Driver::receive`] may take.
     pub(crate) fn plug_local_rx(&self) -> LocalRxPlug<'_, T> {
         self.container().rx_plug(1);
@@ -496,9 +496,13 @@ impl<T: Driver> LocalRxPlug<'_, T> {
     fn release(&self, most: u32) {
         let c = self.0.container();
         // The plug is held while the packets are handled, so that the
-        // answers to them do not wake the receive work either.
+        // answers to them do not wake the receive work either. Beyond the
+        // packets claimed, as many as a burst of the receive work: the
+        // answers they draw. A READ of 64 packets is then answered and
+        // completed here, not its last packet left to the receive work,
+        // whose wake-up hands the CPU to another process first.
         let waiting = if c.rx_claim(most) {
-            c.rx_handle(self.0);
+            c.rx_handle(self.0, most as usize + T::RX_BUDGET);
             c.rx_release(-1)
         } else {
             c.rx_plug(-1)
