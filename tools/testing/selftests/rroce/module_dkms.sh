@@ -15,6 +15,9 @@ if ! in_vm; then
 	kdir=${KDIR:-$("$REPO/scripts/kernel.sh" dir)}
 	kver=$(cat "$kdir/include/config/kernel.release")
 	work=${XDG_CACHE_HOME:-$HOME/.cache}/rroce/dkms-test-$(basename "$kdir")
+	# Another checkout's run of this test takes its turn: the lock is held
+	# through the exec into the VM, until the test ends.
+	mkdir -p "$(dirname "$work")" && exec {dkms_lock}>"$work.lock" && flock "$dkms_lock" || exit 1
 	rm -rf "$work" && mkdir -p "$work/src/rroce-0.1" "$work/tree" || exit 1
 	# The tree as it is checked out, tracked files only, as a user copies it.
 	git -C "$REPO" ls-files -z | (cd "$REPO" && xargs -0 cp --parents -t "$work/src/rroce-0.1")
