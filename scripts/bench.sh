@@ -16,8 +16,10 @@
 #    its own vCPU, LAT_RUNS runs per driver, alternating. What each driver
 #    adds to a round trip. (Under -icount the vCPUs take turns, and a
 #    ping-pong waits for the scheduler.)
-#    UCX's ucx_perftest adds its tag-matching bandwidth (rc_verbs, 64 KiB)
-#    to stages 1 and 3, and its put latency to stages 2 and 3.
+#    UCX's ucx_perftest adds its tag-matching bandwidth (rc_verbs) to
+#    stages 1 and 3, 64 KiB messages (which UCX copies, 8 KiB at a time)
+#    and 1 MiB ones (a rendezvous: the receiver READs them), and its put
+#    latency to stages 2 and 3.
 # 3. Two VMs under plain TCG: the same tools as in 1 between the VMs,
 #    rroce's and then rxe's, and iperf3 over UDP and ping on the link
 #    itself for scale; then the same latencies between the VMs, where the
@@ -46,7 +48,8 @@ BENCHES=(
 )
 SWEEP_SIZES="2 8 32 128 512 2048 8192 32768 131072 524288 1048576"
 LAT_TOOLS="ib_write_lat ib_send_lat ib_read_lat ucp_put_lat"
-UCX_BW_ITERS=300
+# ucx_perftest tag_bw: message size and count, about 20 MiB each.
+UCX_TAG_BW=("65536 300" "1048576 20")
 LAT_RUNS=${LAT_RUNS:-5}
 FIO_SECONDS=20
 # Guest seconds under -icount.
@@ -180,7 +183,7 @@ if ! in_vm; then
 			"of it on rroce, $(ratio "$(cat "$local_out/result.rxe.ib_write_bw.65536" 2>/dev/null)" "$tcp") on rxe"
 		echo
 		echo "One VM, -icount, UCX on one device, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
-		figures_table "$local_out" ucx tag-bw-64k
+		figures_table "$local_out" ucx tag-bw-65536 tag-bw-1048576
 	fi
 	if staged latency; then
 		latency_table "$lat_out" "One VM, plain TCG, two vCPUs, client and server on one device"
@@ -195,7 +198,7 @@ if ! in_vm; then
 		figures_table "$link_out" nvmeof randread-4k-iops read-1m-mbs
 		echo
 		echo "Two VMs, UCX, ucx_perftest -t tag_bw over rc_verbs, MB/s:"
-		figures_table "$link_out" ucx tag-bw-64k
+		figures_table "$link_out" ucx tag-bw-65536 tag-bw-1048576
 	fi
 	echo "bench: $(date -u +%F), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 	exit $status
@@ -342,12 +345,14 @@ for drv in rroce rxe; do
 		out=$(pair "$drv.$1.$2" "$1" -d $dev -x "$gid" -p $port -F -s "$2" -n "$3")
 		reports && result $drv "$1" "$2" "$out"
 	done
-	port=$((port + 1))
-	out=$(pair "$drv.ucx.tag_bw" env $(bench_ucx_env) ucx_perftest -p $port -t tag_bw -s 65536 -n $UCX_BW_ITERS)
-	if reports; then
-		ucx_final 7 "$out" >"$RROCE_SHARED/ucx.$drv.tag-bw-64k"
-		echo "$drv ucx_perftest tag_bw 65536: $(cat "$RROCE_SHARED/ucx.$drv.tag-bw-64k") MB/s"
-	fi
+	for b in "${UCX_TAG_BW[@]}"; do
+		set -- $b
+		port=$((port + 1))
+		out=$(pair "$drv.ucx.tag_bw.$1" env $(bench_ucx_env) ucx_perftest -p $port -t tag_bw -s "$1" -n "$2")
+		reports || continue
+		ucx_final 7 "$out" >"$RROCE_SHARED/ucx.$drv.tag-bw-$1"
+		echo "$drv ucx_perftest tag_bw $1: $(cat "$RROCE_SHARED/ucx.$drv.tag-bw-$1") MB/s"
+	done
 	[ "$mode" = local ] && { sweep; nvmeof_local; }
 	driver_down $drv
 	[ "$mode" = link ] && { vm_signal "unloaded.$drv"; vm_wait "unloaded.$drv" 300; }
