@@ -30,6 +30,7 @@ mod counters;
 mod cq;
 mod device;
 mod device_services;
+mod few;
 mod ids;
 mod kernel_posts;
 mod limits;

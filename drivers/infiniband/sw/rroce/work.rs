@@ -8,6 +8,7 @@
 //! completions (`proto::cqe`); what is here gives them owned data: a copy of
 //! a ring element's SGEs or inline bytes, or a kernel consumer's memory.
 
+use crate::few::Few;
 use crate::kernel_ext::rdma::{
     wr_opcode, Av, KernelOperands, KernelRecvWr, KernelSegs, KernelSendData, KernelSendWr, QpHandle,
 };
@@ -22,7 +23,7 @@ pub(crate) enum SendData {
     /// Copied into the work request.
     Inline(KVec<u8>),
     /// Gathered from memory regions.
-    Sges(KVec<Sge>),
+    Sges(Few<Sge>),
     /// A kernel consumer's memory.
     Kernel(KernelSegs),
 }
@@ -30,7 +31,7 @@ pub(crate) enum SendData {
 /// Where a receive's data goes.
 pub(crate) enum RecvData {
     /// Into memory regions.
-    Sges(KVec<Sge>),
+    Sges(Few<Sge>),
     /// Into a kernel consumer's memory.
     Kernel(KernelSegs),
 }
@@ -43,10 +44,10 @@ pub(crate) type RecvWqe = wqe::RecvWqe<RecvData>;
 /// A completion, of a user or a kernel QP.
 pub(crate) type Wc = cqe::Wc<QpHandle>;
 
-fn copy_sges(sges: wqe::Sges<'_>) -> Option<KVec<Sge>> {
-    let mut v = KVec::with_capacity(sges.len(), GFP_KERNEL).ok()?;
+fn copy_sges(sges: wqe::Sges<'_>) -> Option<Few<Sge>> {
+    let mut v = Few::with_capacity(sges.len()).ok()?;
     for sge in sges {
-        v.push(sge, GFP_KERNEL).ok()?;
+        v.push(sge).ok()?;
     }
     Some(v)
 }
