@@ -404,8 +404,9 @@ impl<T: Driver> Device<T> {
     /// few ([`Driver::RX_INLINE`]) and the receive work is not at it, the guard
     /// hands them to [`Driver::receive`] itself, with up to
     /// [`Driver::RX_BUDGET`] more: the answers they draw. A small doorbell
-    /// whose packets stay on the device then costs no switch of context. So only take it in process
-    /// context, holding no lock that [`Driver::receive`] may take.
+    /// whose packets stay on the device then costs no switch of context. So
+    /// only take it in process context, holding no lock that
+    /// [`Driver::receive`] may take.
     pub(crate) fn plug_local_rx(&self) -> LocalRxPlug<'_, T> {
         self.container().rx_plug(1);
         LocalRxPlug(self)
