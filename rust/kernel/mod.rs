@@ -8,6 +8,7 @@
 //! interfaces exported here.
 
 pub(crate) mod crc32;
+pub(crate) mod few;
 pub(crate) mod fill;
 pub(crate) mod ida;
 pub(crate) mod llist;

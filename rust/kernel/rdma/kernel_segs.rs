@@ -10,7 +10,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
 
 use crate::bindings;
-use crate::kernel_ext::fill::Fill;
+use crate::kernel_ext::{few::Few, fill::Fill};
 use kernel::{alloc::Flags, prelude::*};
 
 /// The lkey of kernel memory: the device's `local_dma_lkey`.
@@ -23,50 +23,16 @@ pub(crate) const LOCAL_DMA_LKEY: u32 = 0;
 /// Each piece is valid kernel memory for its length until the work request
 /// completes, which outlives this value's use by the driver.
 pub(crate) struct KernelSegs {
-    pieces: Pieces,
+    pieces: Few<Piece, INLINE_PIECES>,
     len: usize,
 }
 
 /// Address and length of each piece.
 type Piece = (usize, usize);
 
-/// At most [`INLINE_PIECES`], as nearly all kernel work requests (NVMe-oF,
-/// NFS: one or two), live in the value; more take an allocation.
+/// Pieces kept in place: nearly all kernel work requests (NVMe-oF, NFS)
+/// have one or two.
 const INLINE_PIECES: usize = 2;
-
-enum Pieces {
-    Inline([Piece; INLINE_PIECES], usize),
-    Heap(KVec<Piece>),
-}
-
-impl Pieces {
-    fn new(capacity: usize, flags: Flags) -> Result<Self> {
-        Ok(if capacity <= INLINE_PIECES {
-            Self::Inline([(0, 0); INLINE_PIECES], 0)
-        } else {
-            Self::Heap(KVec::with_capacity(capacity, flags)?)
-        })
-    }
-
-    /// Adds a piece; within the capacity `new` was given.
-    fn push(&mut self, piece: Piece, flags: Flags) -> Result {
-        match self {
-            Self::Inline(pieces, n) => {
-                *pieces.get_mut(*n).ok_or(EINVAL)? = piece;
-                *n += 1;
-                Ok(())
-            }
-            Self::Heap(pieces) => Ok(pieces.push(piece, flags)?),
-        }
-    }
-
-    fn as_slice(&self) -> &[Piece] {
-        match self {
-            Self::Inline(pieces, n) => pieces.get(..*n).unwrap_or(&[]),
-            Self::Heap(pieces) => pieces,
-        }
-    }
-}
 
 // SAFETY: The memory belongs to the kernel consumer, which expects any
 // thread of the device to access it until completion.
@@ -87,7 +53,7 @@ impl KernelSegs {
         flags: Flags,
     ) -> Result<Self> {
         let num = usize::try_from(num).map_err(|_| EINVAL)?;
-        let mut pieces = Pieces::new(num, flags)?;
+        let mut pieces = Few::with_capacity(num, flags)?;
         let mut len = 0usize;
         for i in 0..num {
             // SAFETY: In bounds, by the caller's guarantee.
@@ -121,7 +87,7 @@ impl KernelSegs {
         mut f: impl FnMut(usize, core::ops::Range<usize>),
     ) -> Result {
         crate::kernel_ext::walk_pieces(
-            self.pieces.as_slice(),
+            &self.pieces[..],
             self.len,
             |p| p.1,
             at,

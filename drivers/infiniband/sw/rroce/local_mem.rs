@@ -4,7 +4,7 @@
 //! memory regions once, when the request is taken from its ring, so every
 //! packet after that copies without a lookup and within checked bounds.
 
-use crate::few::Few;
+use crate::kernel_ext::few::Few;
 use crate::kernel_ext::fill::Fill;
 use crate::kernel_ext::rdma::{Access, KernelSegs, Lkey};
 use crate::kernel_ext::walk_pieces;
@@ -23,7 +23,7 @@ struct Seg {
 
 /// A work request's local memory, in order.
 pub(crate) struct SegList {
-    segs: Few<Seg>,
+    segs: Few<Seg, 1>,
     total: usize,
 }
 
@@ -36,7 +36,7 @@ impl SegList {
         pd: PdNum,
         access: Access,
     ) -> Result<Self, MrError> {
-        let mut segs = Few::with_capacity(sges.len()).map_err(|_| MrError::Key)?;
+        let mut segs = Few::with_capacity(sges.len(), GFP_KERNEL).map_err(|_| MrError::Key)?;
         let mut total = 0usize;
         for sge in sges.iter().filter(|s| s.length != 0) {
             let len = sge.length as u64;
@@ -45,12 +45,12 @@ impl SegList {
             total = total
                 .checked_add(sge.length as usize)
                 .ok_or(MrError::Range)?;
-            segs.push(Seg {
+            let seg = Seg {
                 mr,
                 offset,
                 len: sge.length as usize,
-            })
-            .map_err(|_| MrError::Key)?;
+            };
+            segs.push(seg, GFP_KERNEL).map_err(|_| MrError::Key)?;
         }
         Ok(Self { segs, total })
     }
@@ -58,7 +58,7 @@ impl SegList {
     /// No memory at all.
     pub(crate) fn empty() -> Self {
         Self {
-            segs: Few::Empty,
+            segs: Few::new(),
             total: 0,
         }
     }

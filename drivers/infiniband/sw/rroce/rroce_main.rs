@@ -30,7 +30,6 @@ mod counters;
 mod cq;
 mod device;
 mod device_services;
-mod few;
 mod ids;
 mod kernel_posts;
 mod limits;

@@ -8,7 +8,7 @@
 //! completions (`proto::cqe`); what is here gives them owned data: a copy of
 //! a ring element's SGEs or inline bytes, or a kernel consumer's memory.
 
-use crate::few::Few;
+use crate::kernel_ext::few::Few;
 use crate::kernel_ext::rdma::{
     wr_opcode, Av, KernelOperands, KernelRecvWr, KernelSegs, KernelSendData, KernelSendWr, QpHandle,
 };
@@ -23,7 +23,7 @@ pub(crate) enum SendData {
     /// Copied into the work request.
     Inline(KVec<u8>),
     /// Gathered from memory regions.
-    Sges(Few<Sge>),
+    Sges(Few<Sge, 1>),
     /// A kernel consumer's memory.
     Kernel(KernelSegs),
 }
@@ -31,7 +31,7 @@ pub(crate) enum SendData {
 /// Where a receive's data goes.
 pub(crate) enum RecvData {
     /// Into memory regions.
-    Sges(Few<Sge>),
+    Sges(Few<Sge, 1>),
     /// Into a kernel consumer's memory.
     Kernel(KernelSegs),
 }
@@ -44,10 +44,10 @@ pub(crate) type RecvWqe = wqe::RecvWqe<RecvData>;
 /// A completion, of a user or a kernel QP.
 pub(crate) type Wc = cqe::Wc<QpHandle>;
 
-fn copy_sges(sges: wqe::Sges<'_>) -> Option<Few<Sge>> {
-    let mut v = Few::with_capacity(sges.len()).ok()?;
+fn copy_sges(sges: wqe::Sges<'_>) -> Option<Few<Sge, 1>> {
+    let mut v = Few::with_capacity(sges.len(), GFP_KERNEL).ok()?;
     for sge in sges {
-        v.push(sge).ok()?;
+        v.push(sge, GFP_KERNEL).ok()?;
     }
     Some(v)
 }
