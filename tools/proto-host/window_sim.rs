@@ -51,6 +51,9 @@ struct Wr {
     track: Track,
     id: usize,
     length: u32,
+    /// Its completion is awaited: a SEND or WRITE that is not asks for no
+    /// ACK of its own.
+    signalled: bool,
     /// Read responses placed so far, by number.
     placed: Vec<bool>,
 }
@@ -269,13 +272,16 @@ pub fn check_window(data: &[u8]) -> bool {
         return false;
     }
     let (spec, faults) = rest.split_at(2 * count);
-    let mut posted: VecDeque<(Kind, u32)> = spec
+    let mut posted: VecDeque<(Kind, u32, bool)> = spec
         .chunks_exact(2)
-        .map(|c| match c[0] % 4 {
-            0 => (Kind::Data, u32::from(c[1]) * 13 % (6 * MTU) + 1),
-            1 => (Kind::Read, u32::from(c[1]) * 29 % (70 * MTU) + 1),
-            2 => (Kind::Atomic, 8),
-            _ => (Kind::Commit, u32::from(c[1]) * 13),
+        .map(|c| {
+            let (kind, length) = match c[0] % 4 {
+                0 => (Kind::Data, u32::from(c[1]) * 13 % (6 * MTU) + 1),
+                1 => (Kind::Read, u32::from(c[1]) * 29 % (70 * MTU) + 1),
+                2 => (Kind::Atomic, 8),
+                _ => (Kind::Commit, u32::from(c[1]) * 13),
+            };
+            (kind, length, c[0] & 4 == 0)
         })
         .collect();
     let ring = Ring::new(15, 64).unwrap();
@@ -303,7 +309,7 @@ pub fn check_window(data: &[u8]) -> bool {
             match w.next_to_send(true, MAX_RD_ATOMIC) {
                 Next::Wait => break,
                 Next::Take => {
-                    let Some((kind, length)) = posted.pop_front() else {
+                    let Some((kind, length, signalled)) = posted.pop_front() else {
                         break;
                     };
                     let track = Track::new(kind, length, MTU, w.next_psn());
@@ -314,6 +320,7 @@ pub fn check_window(data: &[u8]) -> bool {
                         track,
                         id,
                         length,
+                        signalled,
                         placed,
                     });
                     holds(&w);
@@ -323,7 +330,8 @@ pub fn check_window(data: &[u8]) -> bool {
                     let e = w.get(slot).unwrap();
                     let (kind, npsn, length) = (e.track.kind(), e.track.npsn(), e.length);
                     let ends = kind != Kind::Data || p.n + 1 == npsn;
-                    let ack_req = w.ack_req(true, ends, p.psn, now);
+                    let awaited = ends && (kind != Kind::Data || e.signalled);
+                    let ack_req = w.ack_req(true, awaited, p.psn, now);
                     let req = match kind {
                         Kind::Data => Request::Data {
                             psn: p.psn,

@@ -22,7 +22,6 @@ use crate::proto::{
     opcode::{Opcode, Operation},
     packet::Packet,
     window::{Kind, ReadResponse, RnrNak, Timer},
-    wqe::SEND_SIGNALED,
 };
 use crate::qp_core::{QpCore, QpInner};
 use crate::send_queue::{Entry, Jiffies};
@@ -219,7 +218,7 @@ fn complete_entry(qp: &QpCore, inner: &mut QpInner, e: &Entry, status: WcStatus)
 /// in error, and when it succeeded only if it was signalled.
 fn entry_wc(qp: &QpCore, e: &Entry, status: WcStatus) -> Option<Wc> {
     let ok = status == WcStatus::Success;
-    if ok && e.wqe.flags & SEND_SIGNALED == 0 && !qp.sq_sig_all {
+    if ok && !qp.signals(&e.wqe) {
         return None;
     }
     Some(Wc {

@@ -26,7 +26,7 @@ use crate::proto::{
     opcode::Opcode,
     packet::Headers,
     psn::Psn,
-    wqe::slot_wr_id,
+    wqe::{slot_wr_id, SEND_SIGNALED},
 };
 use crate::recv_queue::{Recv, RecvQueue, Write};
 use crate::send_queue::{Fetched, SendQueue};
@@ -225,6 +225,11 @@ impl QpCore {
     /// are bounded where they are posted.
     pub(crate) fn takes_per_run(&self) -> u32 {
         self.sq.as_ref().map_or(u32::MAX, |sq| sq.capacity())
+    }
+
+    /// Whether `wqe` ends in a completion when it succeeds.
+    pub(crate) fn signals(&self, wqe: &SendWqe) -> bool {
+        self.sq_sig_all || wqe.flags & SEND_SIGNALED != 0
     }
 
     /// The path MTU in bytes.

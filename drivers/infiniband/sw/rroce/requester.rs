@@ -25,7 +25,7 @@ use crate::proto::{
     opcode::{Ext, Opcode},
     packet::{ExtHeaders, Headers},
     psn::Psn,
-    window::{Next, Track},
+    window::{Kind, Next, Track},
     wqe::{WrOpcode, SEND_FENCE, SEND_SOLICITED},
 };
 use crate::qp_core::{QpCore, QpInner};
@@ -312,11 +312,15 @@ fn send_packet(
         Some(av) => (av, Qpn::new(e.wqe.remote_qpn)),
         None => (inner.av, inner.attr.dest_qpn),
     };
-    let ends = p.opcode.ends_message() || e.track.kind() != crate::proto::window::Kind::Data;
+    let data = e.track.kind() == Kind::Data;
+    let ends = p.opcode.ends_message() || !data;
     let solicited = ends && e.wqe.flags & SEND_SOLICITED != 0;
+    // An unsignalled SEND or WRITE completes unseen: the next ACK asked
+    // for answers it too, which saves an ACK a message.
+    let awaited = ends && (!data || qp.signals(&e.wqe));
     let mut bth = qp.bth(dest, p.opcode, next.psn);
     bth.solicited = solicited;
-    bth.ack_req = window.ack_req(rc, ends, next.psn, jiffies());
+    bth.ack_req = window.ack_req(rc, awaited, next.psn, jiffies());
     let headers = Headers { bth, ext: p.ext };
     let mut gathered = Ok(());
     if let Some(e) = window.get(index) {
@@ -379,6 +383,31 @@ pub(crate) fn run(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
 /// Sends until the window, the queue, a fence or the number of requests it
 /// may still take (`takes`) stops it; completes what is done.
 fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut u32) {
+    let rc = qp.qp_type == QpType::Rc;
+    loop {
+        match send_burst(dev, qp, inner, takes) {
+            Burst::Failed => return,
+            Burst::AwaitsAck if rc && inner.send.window.ask_for_ack(jiffies()) => {}
+            Burst::AwaitsAck | Burst::Stopped => break,
+        }
+    }
+    complete_done(qp, inner);
+}
+
+/// How [`send_burst`] ended.
+enum Burst {
+    Stopped,
+    /// A LOCAL_INV waiting for the requests before it, or a signalled
+    /// local operation completing after them, waits for an ACK that an
+    /// unsignalled request may not have asked for, and has no packet of
+    /// its own to ask with.
+    AwaitsAck,
+    /// A request failed when taken: the QP is in the error state.
+    Failed,
+}
+
+/// Sends until the window, the queue, a fence or `takes` stops it.
+fn send_burst(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut u32) -> Burst {
     let mtu = qp.mtu(inner);
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
@@ -388,6 +417,7 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut 
     // more. Unpaced, it reads no clock.
     let paced = dev.congestion_control() && inner.send.rate.current().is_some();
     let clock = paced.then(now_ns);
+    let mut awaits_ack = false;
     while inner.attr.state == QpState::Rts && !inner.send.window.rnr_waiting() {
         match inner.send.window.next_to_send(rc, max_rd_atomic) {
             Next::Wait => break,
@@ -415,6 +445,7 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut 
                     Fetched::Empty => break,
                     Fetched::Bad(wr_id) => Err((wr_id, WcOpcode::Send, WcStatus::LocQpOpErr)),
                     Fetched::Wqe(wqe) if fenced(inner, &wqe, index) => {
+                        awaits_ack |= wqe.opcode == WrOpcode::LocalInv;
                         inner.send.pending = Some(wqe);
                         break;
                     }
@@ -422,6 +453,7 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut 
                 };
                 match taken {
                     Ok(e) => {
+                        awaits_ack |= e.wqe.opcode.is_local() && qp.signals(&e.wqe);
                         inner.send.took_for_receiver |= e.wqe.opcode.completes_at_peer();
                         inner.send.window.admit(e);
                     }
@@ -433,13 +465,17 @@ fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut 
                         inner.send.window.skip_failed(index);
                         qp.send_done(inner.send.window.head());
                         qp.enter_error(inner);
-                        return;
+                        return Burst::Failed;
                     }
                 }
             }
         }
     }
-    complete_done(qp, inner);
+    if awaits_ack {
+        Burst::AwaitsAck
+    } else {
+        Burst::Stopped
+    }
 }
 
 /// Whether the request for slot `index` must wait: a LOCAL_INV until every

@@ -9,7 +9,8 @@
  * a QP connected to nowhere exhausts its retries. Memory windows: type 1 bound
  * with ibv_bind_mw and rebound, type 2 bound by a work request and unbound by
  * SEND with Invalidate or LOCAL_INV; old rkeys, ranges past the window and
- * binds to an MR without MW_BIND fail. On QPs and CQs of their own:
+ * binds to an MR without MW_BIND fail; a local operation after an unsignalled
+ * WRITE completes without waiting for a resend. On QPs and CQs of their own:
  * a CQ with a completion channel signals the next completion, and when armed
  * for solicited ones only, a solicited one but not another; an SRQ feeds an RC
  * QP its receives in order and raises its limit event, which disarms it; a
@@ -720,6 +721,83 @@ static int mw_bind_refused(struct pair *p)
 	return (!mw || !ibv_dealloc_mw(mw)) && ok;
 }
 
+/*
+ * The device's port counter @name, from sysfs; -1 if unreadable. After
+ * 30 ms: ib_core answers reads within 10 ms of the last with what it read
+ * then (hw_counters/lifespan).
+ */
+static long long hw_counter(const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	usleep(30000);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(ctx->device), name);
+	f = fopen(path, "r");
+	if (f && fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * B's unsignalled WRITE, then in the same post its signalled LOCAL_INV of a
+ * type 2 window, which waits for the WRITE to complete; then another such
+ * WRITE and a signalled bind of a second window. The WRITEs ask for no ACK
+ * of their own, yet neither local operation waits for a timer to resend
+ * (no retransmission counted); the data landed, and A writes through the
+ * second window.
+ */
+static int local_after_unsignalled(struct pair *p)
+{
+	struct ibv_sge s = SGE(mr_src, src, 64);
+	struct ibv_send_wr w = wr_of(151, IBV_WR_RDMA_WRITE, &s, 1, tgt);
+	struct ibv_send_wr op = { .wr_id = 152, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED };
+	uint32_t rkey = 0;
+	struct ibv_mw *mw = reg_win() ? bind_type2(p, 150, &rkey) : NULL;
+	struct ibv_mw *mw2 = mw ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
+	long long retx = hw_counter("retransmits"), dup = hw_counter("duplicate_request");
+	struct ibv_wc wc;
+	int ok;
+
+	w.send_flags = 0;
+	w.next = &op;
+	op.invalidate_rkey = rkey;
+	fill(src, 64, 151);
+	memset(tgt, 0, 64);
+	ok = mw2 && retx >= 0 && post_send(p->qp[1], &w) &&
+	     expect(p->cq[1], 152, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV, &wc) &&
+	     same("written before the LOCAL_INV", tgt, src, 64);
+	printf("# LOCAL_INV: retransmits %lld -> %lld, duplicate_request %lld -> %lld\n", retx,
+	       hw_counter("retransmits"), dup, hw_counter("duplicate_request"));
+	if (ok) {
+		rkey = ibv_inc_rkey(mw2->rkey);
+		op = (struct ibv_send_wr){ .wr_id = 154, .opcode = IBV_WR_BIND_MW,
+					   .send_flags = IBV_SEND_SIGNALED };
+		op.bind_mw.mw = mw2;
+		op.bind_mw.rkey = rkey;
+		op.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr_win,
+			.addr = (uintptr_t)tgt + WIN_OFF, .length = WIN_LEN,
+			.mw_access_flags = WIN_RIGHTS };
+		w.wr_id = 153;
+		fill(src, 64, 153);
+		memset(tgt, 0, 64);
+		ok = post_send(p->qp[1], &w) &&
+		     expect(p->cq[1], 154, IBV_WC_SUCCESS, IBV_WC_BIND_MW, &wc) &&
+		     same("written before the bind", tgt, src, 64);
+		printf("# bind: retransmits %lld, duplicate_request %lld\n",
+		       hw_counter("retransmits"), hw_counter("duplicate_request"));
+	}
+	ok = ok && hw_counter("retransmits") == retx &&
+	     write_through(p, 155, rkey, WIN_OFF, IBV_WC_SUCCESS);
+	ok = (!mw2 || !ibv_dealloc_mw(mw2)) && ok;
+	return (!mw || !ibv_dealloc_mw(mw)) && mr_win && !ibv_dereg_mr(mr_win) && ok;
+}
+
 /* Waits up to @secs for @fd to be readable. */
 static int readable(int fd, double secs)
 {
@@ -1017,6 +1095,8 @@ static const struct {
 	{ mw_local_inv, 1, "type 2 MW: LOCAL_INV unbinds it, then REM_ACCESS_ERR" },
 	{ mw_bind_refused, 1, "a WRITE, then a bind to an MR without MW_BIND: the WRITE completes, "
 			      "then MW_BIND_ERR, then flush" },
+	{ local_after_unsignalled, 1, "unsignalled WRITE, then LOCAL_INV; unsignalled WRITE, then "
+				     "bind: each completes without a resend by the timer" },
 	{ peer_gone, 0, "SEND to a QP number that does not exist: RETRY_EXC_ERR" },
 	{ comp_channel, OWN, "completion channel: an event for the next completion; "
 			     "solicited only: none for a plain SEND, one for a solicited; armed "

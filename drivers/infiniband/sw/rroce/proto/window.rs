@@ -428,13 +428,17 @@ where
     }
 
     /// Whether a packet at `psn` asks for an ACK: the last of a message
-    /// (`ends`), a probe, or on RC one after enough unacknowledged ones.
-    /// Counts it as sent at `now`, for the answer time, if it is new.
-    pub(crate) fn ack_req(&mut self, rc: bool, ends: bool, psn: Psn, now: u64) -> bool {
+    /// whose completion is awaited (`awaited`), a probe, the last packet
+    /// sent when sent again, or on RC one after enough unacknowledged
+    /// ones. Counts it as sent at `now`, for the answer time, if it is new.
+    pub(crate) fn ack_req(&mut self, rc: bool, awaited: bool, psn: Psn, now: u64) -> bool {
         self.noack += 1;
         // A window shrunk below 2 * ACK_EVERY would otherwise fill before
         // the peer is asked for the ACK that opens it again.
-        let due = ends || self.ack_next || self.noack >= (self.window / 2).min(ACK_EVERY);
+        let due = awaited || self.ack_next || self.noack >= (self.window / 2).min(ACK_EVERY);
+        // What is sent again after a loss or a silence ends by asking, or
+        // a tail that did not ask the first time would wait for the timer.
+        let due = due || psn == self.high + Psn::MASK;
         if !rc || !due {
             return false;
         }

@@ -59,12 +59,18 @@ pub(super) fn post(w: &mut Window, kind: Kind, length: u32) -> u32 {
 /// Sends what the window allows at `now`, taking nothing new; returns
 /// the PSNs sent and whether each asked for an ACK.
 pub(super) fn send_all(w: &mut Window, now: u64) -> Vec<(u32, bool)> {
+    send_all_of(w, now, true)
+}
+
+/// As [`send_all`], for requests that are `signalled` or not.
+fn send_all_of(w: &mut Window, now: u64, signalled: bool) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     while let Next::Send(slot) = w.next_to_send(true, 16) {
         let p = w.next_packet(slot).unwrap();
         let t = w.get(slot).unwrap().as_ref();
         let ends = t.kind() != Kind::Data || p.n + 1 == t.npsn();
-        out.push((p.psn.get(), w.ack_req(true, ends, p.psn, now)));
+        let awaited = ends && (signalled || t.kind() != Kind::Data);
+        out.push((p.psn.get(), w.ack_req(true, awaited, p.psn, now)));
         w.sent(slot, p, true, now);
         w.check().unwrap();
     }
@@ -119,6 +125,43 @@ fn acks_complete_in_order() {
     assert_eq!(done(&mut w), 2);
     assert!(!w.expects(Psn::new(5)));
     assert_eq!(w.timer_usecs(14, &Ms), None);
+}
+
+/// Takes a one-packet request whose completion nobody awaits and sends it
+/// at `now`; returns its PSN and whether it asked for an ACK.
+fn post_unsignalled(w: &mut Window, now: u64) -> Vec<(u32, bool)> {
+    assert_eq!(w.next_to_send(true, 16), Next::Take);
+    w.admit(Wr(Track::new(Kind::Data, MTU, MTU, w.next_psn())));
+    send_all_of(w, now, false)
+}
+
+#[test]
+fn unsignalled_requests_are_asked_about_when_awaited() {
+    let mut w = window(8);
+    assert_eq!(post_unsignalled(&mut w, 0), [(0, false)]);
+    assert_eq!(post_unsignalled(&mut w, 0), [(1, false)]);
+    // A local operation behind them awaits their ACK: the last packet goes
+    // again, asking for it.
+    assert!(w.ask_for_ack(1));
+    assert_eq!(send_all(&mut w, 1), [(1, true)]);
+    // That one asked: nothing more to ask about.
+    assert!(!w.ask_for_ack(2));
+    w.ack(Psn::new(1), 2);
+    assert_eq!(done(&mut w), 2);
+    assert!(!w.ask_for_ack(3));
+}
+
+#[test]
+fn unsignalled_tail_sent_again_asks() {
+    let mut w = window(8);
+    assert_eq!(post_unsignalled(&mut w, 0), [(0, false)]);
+    // Nothing asked, no answer time measured: the QP's timeout sends it
+    // again, asking.
+    let timeout = u64::from(timeout_usecs(14).div_ceil(1000));
+    assert_eq!(w.tick(timeout, 14, 7, &Ms), Timer::Retry);
+    assert_eq!(send_all_of(&mut w, timeout, false), [(0, true)]);
+    w.ack(Psn::new(0), timeout + 1);
+    assert_eq!(done(&mut w), 1);
 }
 
 #[test]

@@ -152,6 +152,20 @@ where
         }
     }
 
+    /// Asks the peer, as of `now`, for the ACK that the packets sent since
+    /// the last one to ask did not ask for: a request that waits for them
+    /// (a local operation) has no packet of its own to ask with. Sends the
+    /// last packet again, asking, as a probe does; false if it asked, or
+    /// there is nothing to ask about.
+    pub(crate) fn ask_for_ack(&mut self, now: u64) -> bool {
+        let last = self.tail().filter(|_| self.noack != 0);
+        if let Some(last) = last {
+            self.ack_next = true;
+            self.resend_from(last, now);
+        }
+        last.is_some()
+    }
+
     /// The timeout the peer's answer times call for, in ticks; 0 before
     /// any was measured.
     fn learnt_timeout(&self, clock: &impl Clock) -> u64 {
