@@ -68,7 +68,13 @@ if [ -n "$RROCE_SHELL" ]; then
 else
 	timeout -k 5 "$RROCE_TIMEOUT" "${RROCE_CMD[@]}" >"$log.log" 2>&1 </dev/null
 	status=$?
-	[ $status = 124 ] && echo "vm-init: the command timed out after $RROCE_TIMEOUT s" >>"$log.log"
+	if [ $status = 124 ]; then
+		echo "vm-init: the command timed out after $RROCE_TIMEOUT s" >>"$log.log"
+		# What was stuck: the processes left, and the blocked tasks'
+		# stacks in the kernel log.
+		ps -eo pid,stat,wchan:32,args >>"$log.log" 2>&1
+		echo w >/proc/sysrq-trigger
+	fi
 fi
 
 # kmemleak reports an object only once it has stayed unreferenced across two
