@@ -242,13 +242,15 @@ await() {
 }
 
 # wait_listen PORT: wait until a TCP server listens on PORT (a tool's
-# out-of-band connection setup), so the peer's client finds it.
+# out-of-band connection setup), so the peer's client finds it; false,
+# saying so, after 30 s times RROCE_SLOWDOWN.
 wait_listen() {
 	local i
-	for i in $(seq 300); do
+	for i in $(seq $((300 * SLOWDOWN))); do
 		ss -Hltn "sport = :$1" | grep -q . && return 0
 		sleep 0.1
 	done
+	echo "# wait_listen: nothing listens on port $1 after $((30 * SLOWDOWN)) s"
 	return 1
 }
 
