@@ -243,14 +243,15 @@ await() {
 
 # wait_listen PORT: wait until a TCP server listens on PORT (a tool's
 # out-of-band connection setup), so the peer's client finds it; false,
-# saying so, after 30 s times RROCE_SLOWDOWN.
+# saying so, after 30 s times RROCE_SLOWDOWN. Also run in other namespaces
+# by its text alone (data_netns), where SLOWDOWN is not set.
 wait_listen() {
-	local i
-	for i in $(seq $((300 * SLOWDOWN))); do
+	local i slowdown=${SLOWDOWN:-1}
+	for i in $(seq $((300 * slowdown))); do
 		ss -Hltn "sport = :$1" | grep -q . && return 0
 		sleep 0.1
 	done
-	echo "# wait_listen: nothing listens on port $1 after $((30 * SLOWDOWN)) s"
+	echo "# wait_listen: nothing listens on port $1 after $((30 * slowdown)) s"
 	return 1
 }
 
