@@ -112,6 +112,15 @@ unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len)
 	return skb->data;
 }
 
+/* The linear data, if no clone shares it: the caller may write it. */
+unsigned char *rroce_skb_own_data(struct sk_buff *skb, unsigned int *len)
+{
+	if (skb_cloned(skb))
+		return NULL;
+	*len = skb_headlen(skb);
+	return skb->data;
+}
+
 int rroce_skb_linearize(struct sk_buff *skb)
 {
 	return skb_linearize(skb);
@@ -121,6 +130,22 @@ int rroce_skb_linearize(struct sk_buff *skb)
 unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len)
 {
 	*len = skb_transport_header(skb) - skb_network_header(skb);
+	return skb_network_header(skb);
+}
+
+/*
+ * A received packet from its IP header to its end, if its data is linear
+ * and its own (not shared with a clone, as packet capture's may be): the
+ * caller may write it. *ip_len is the IP header's length.
+ */
+unsigned char *rroce_skb_own_datagram(struct sk_buff *skb, unsigned int *len,
+				      unsigned int *ip_len)
+{
+	if (skb_is_nonlinear(skb) || skb_cloned(skb) ||
+	    skb->data != skb_transport_header(skb))
+		return NULL;
+	*ip_len = skb_transport_header(skb) - skb_network_header(skb);
+	*len = skb_tail_pointer(skb) - skb_network_header(skb);
 	return skb_network_header(skb);
 }
 

@@ -86,14 +86,16 @@ impl SkBuff {
         unsafe { core::slice::from_raw_parts(ptr, len as usize) }
     }
 
-    /// The linear data, writable.
-    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+    /// The linear data, writable; `None` if a clone shares it (as a packet
+    /// capture's may).
+    pub(crate) fn data_mut(&mut self) -> Option<&mut [u8]> {
         let mut len = 0;
-        // SAFETY: As in `data`.
-        let ptr = unsafe { bindings::rroce_skb_data(self.0.as_ptr(), &mut len) };
-        // SAFETY: As in `data`; `&mut self` makes the access exclusive.
-        // Received skbs are linearized, so the data is not shared with clones.
-        unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) }
+        // SAFETY: The skb is valid and ours; the helper reports the linear
+        // length, or null if the data is shared.
+        let ptr = unsafe { bindings::rroce_skb_own_data(self.0.as_ptr(), &mut len) };
+        // SAFETY: `len` bytes at `ptr` belong to the skb and no clone
+        // shares them; `&mut self` makes the access exclusive.
+        (!ptr.is_null()).then(|| unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) })
     }
 
     /// Makes the whole packet linear, so [`SkBuff::data`] holds all of it.
@@ -110,6 +112,24 @@ impl SkBuff {
         let ptr = unsafe { bindings::rroce_skb_ip_header(self.0.as_ptr(), &mut len) };
         // SAFETY: `len` bytes at `ptr` belong to the skb's linear data.
         unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+    }
+
+    /// A received packet from its IP header to its end, writable, and the
+    /// IP header's length; `None` unless its data is linear and its own,
+    /// not shared with a clone (as a packet capture's may be).
+    pub(crate) fn own_datagram(&mut self) -> Option<(&mut [u8], usize)> {
+        let (mut len, mut ip_len) = (0, 0);
+        // SAFETY: The skb is valid and ours; the helper checks the rest.
+        let ptr =
+            unsafe { bindings::rroce_skb_own_datagram(self.0.as_ptr(), &mut len, &mut ip_len) };
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: `len` bytes at `ptr`, from the network header to the
+        // tail, are the skb's linear data, which no clone shares; `&mut
+        // self` makes the access exclusive.
+        let datagram = unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) };
+        Some((datagram, ip_len as usize))
     }
 
     /// The device it arrived on, if any.

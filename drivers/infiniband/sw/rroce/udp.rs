@@ -55,11 +55,12 @@ pub(crate) enum Received<'a> {
 /// Checks a received datagram, which starts at its UDP header: its ICRC
 /// (by `crc`), then its headers. Returns what it is, or the drop counter
 /// that says why it is dropped.
-pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a SkBuff) -> Result<Received<'a>, Counter> {
-    let (ip, udp, payload) = xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
-    if !xmit::icrc_ok(crc, ip, udp, payload) {
+pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a mut SkBuff) -> Result<Received<'a>, Counter> {
+    xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
+    if !xmit::icrc_ok(crc, skb) {
         return Err(Counter::DropBadIcrc);
     }
+    let (ip, _, payload) = xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
     if let Some(qpn) = cnp::parse(payload) {
         return Ok(Received::Cnp(qpn, ip));
     }

@@ -144,18 +144,10 @@ fn route_and_send<T: Driver>(
 }
 
 /// Writes the ICRC over the packet, whose data starts at an IP header of
-/// `ip_len` bytes.
+/// `ip_len` bytes: in place, with one CRC call over all of it.
 fn seal(crc: &Crc32, skb: &mut SkBuff, ip_len: usize) -> Result {
-    let data = skb.data_mut();
-    let body_end = data.len().checked_sub(icrc::LEN).ok_or(EINVAL)?;
-    let icrc = {
-        let ip = data.get(..ip_len).ok_or(EINVAL)?;
-        let udp = data.get(ip_len..ip_len + UDP_LEN).ok_or(EINVAL)?;
-        let covered = data.get(ip_len + UDP_LEN..body_end).ok_or(EINVAL)?;
-        icrc::compute(|c, b| crc.update(c, b), ip, udp, covered).map_err(|_| EINVAL)?
-    };
-    data[body_end..].copy_from_slice(&icrc);
-    Ok(())
+    let datagram = skb.data_mut().ok_or(EINVAL)?;
+    icrc::seal_in_place(|c, b| crc.update(c, b), datagram, ip_len).map_err(|_| EINVAL)
 }
 
 /// The parts of a received packet: IP header, UDP header, UDP payload.
@@ -166,7 +158,17 @@ pub(crate) fn split_received(skb: &SkBuff) -> Option<(&[u8], &[u8], &[u8])> {
     Some((skb.ip_header(), udp, payload))
 }
 
-/// Checks a received packet's ICRC.
-pub(crate) fn icrc_ok(crc: &Crc32, ip: &[u8], udp: &[u8], payload: &[u8]) -> bool {
-    icrc::verify(|c, b| crc.update(c, b), ip, udp, payload).is_ok()
+/// Checks a received packet's ICRC: in place, with one CRC call over all
+/// of it, where its data is its own and its IP header has no options;
+/// else over a copy of its headers, then the rest.
+pub(crate) fn icrc_ok(crc: &Crc32, skb: &mut SkBuff) -> bool {
+    let update = |c, b: &[u8]| crc.update(c, b);
+    if let Some((datagram, ip_len)) = skb.own_datagram() {
+        match icrc::verify_in_place(update, datagram, ip_len) {
+            Err(icrc::IcrcError::IpHeader) => {}
+            checked => return checked.is_ok(),
+        }
+    }
+    split_received(skb)
+        .is_some_and(|(ip, udp, payload)| icrc::verify(update, ip, udp, payload).is_ok())
 }

@@ -201,6 +201,94 @@ pub(crate) fn verify<F: Fn(u32, &[u8]) -> u32>(
     }
 }
 
+/// The bytes of an IP header that hold what the ICRC masks: IPv4's type
+/// of service, TTL and checksum, IPv6's traffic class, flow label and hop
+/// limit.
+const IP_VARIANT: usize = 12;
+
+/// The CRC states of `datagram`, an IP header of `ip_len` bytes (no
+/// options or extension headers), the UDP header and everything after it
+/// but the ICRC: the IBTA's, and rxe's for a FLUSH. The variant fields are
+/// masked in place for one CRC call over all of it, where [`compute`]
+/// copies the headers out first, and put back after.
+fn states_in_place<F: Fn(u32, &[u8]) -> u32>(
+    crc32: &F,
+    datagram: &mut [u8],
+    ip_len: usize,
+) -> Result<(u32, Option<u32>), IcrcError> {
+    let v4 = match datagram.first().map(|b| b >> 4) {
+        Some(4) if ip_len == IPV4_LEN => true,
+        Some(6) if ip_len == IPV6_LEN => false,
+        _ => return Err(IcrcError::IpHeader),
+    };
+    let (udp, bth) = (ip_len, ip_len + UDP_LEN);
+    let end = datagram
+        .len()
+        .checked_sub(LEN)
+        .filter(|&end| end >= bth + Bth::LEN)
+        .ok_or(IcrcError::Truncated)?;
+    let mut ip = [0u8; IP_VARIANT];
+    ip.copy_from_slice(&datagram[..IP_VARIANT]);
+    let udp_checksum = [
+        datagram[udp + UDP_CHECKSUM],
+        datagram[udp + UDP_CHECKSUM + 1],
+    ];
+    let resv8a = datagram[bth + BTH_RESV8A];
+    if v4 {
+        datagram[IPV4_TOS] = 0xff;
+        datagram[IPV4_TTL] = 0xff;
+        datagram[IPV4_CHECKSUM..IPV4_CHECKSUM + 2].fill(0xff);
+    } else {
+        datagram[IPV6_CLASS_NIBBLE] |= 0x0f;
+        datagram[IPV6_CLASS_FLOW].fill(0xff);
+        datagram[IPV6_HOP_LIMIT] = 0xff;
+    }
+    datagram[udp + UDP_CHECKSUM..udp + UDP_CHECKSUM + 2].fill(0xff);
+    datagram[bth + BTH_RESV8A] = 0xff;
+    let crc = crc32(SEED, &datagram[..end]);
+    datagram[..IP_VARIANT].copy_from_slice(&ip);
+    datagram[udp + UDP_CHECKSUM..udp + UDP_CHECKSUM + 2].copy_from_slice(&udp_checksum);
+    datagram[bth + BTH_RESV8A] = resv8a;
+    let covered = &datagram[bth..end];
+    let rxe = rxe_hashes_twice(covered).then(|| crc32(crc, covered));
+    Ok((crc, rxe))
+}
+
+/// Writes the ICRC into the last `LEN` bytes of `datagram`, a packet from
+/// its IP header of `ip_len` bytes (20 for IPv4, 40 for IPv6: no options)
+/// on, as [`compute`] would, with one CRC call over the packet where it
+/// lies. The other bytes are as they were.
+pub(crate) fn seal_in_place<F: Fn(u32, &[u8]) -> u32>(
+    crc32: F,
+    datagram: &mut [u8],
+    ip_len: usize,
+) -> Result<(), IcrcError> {
+    let (ibta, rxe) = states_in_place(&crc32, datagram, ip_len)?;
+    let at = datagram.len() - LEN;
+    datagram[at..].copy_from_slice(&(!rxe.unwrap_or(ibta)).to_le_bytes());
+    Ok(())
+}
+
+/// Checks the ICRC of `datagram`, a received packet from its IP header of
+/// `ip_len` bytes through its ICRC, as [`verify`] does, with one CRC call
+/// over the packet where it lies; the bytes are as they were after. An IP
+/// header with options or extension headers is an `IpHeader` error: for
+/// [`verify`], which copies.
+pub(crate) fn verify_in_place<F: Fn(u32, &[u8]) -> u32>(
+    crc32: F,
+    datagram: &mut [u8],
+    ip_len: usize,
+) -> Result<(), IcrcError> {
+    let (ibta, rxe) = states_in_place(&crc32, datagram, ip_len)?;
+    let icrc = &datagram[datagram.len() - LEN..];
+    let matches = |crc: u32| (!crc).to_le_bytes() == icrc;
+    if matches(ibta) || rxe.is_some_and(matches) {
+        Ok(())
+    } else {
+        Err(IcrcError::Mismatch)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,5 +578,75 @@ mod tests {
             Err(IcrcError::Truncated)
         );
         assert!(compute(c, &ip, &udp, &covered[..12]).is_ok());
+    }
+
+    /// `ip`, `udp`, `covered` and 4 bytes for the ICRC, as one datagram.
+    fn datagram(ip: &[u8], udp: &[u8], covered: &[u8]) -> ([u8; 256], usize) {
+        let mut d = [0u8; 256];
+        let n = ip.len() + udp.len() + covered.len() + LEN;
+        d[..ip.len()].copy_from_slice(ip);
+        d[ip.len()..ip.len() + UDP_LEN].copy_from_slice(udp);
+        d[ip.len() + UDP_LEN..n - LEN].copy_from_slice(covered);
+        (d, n)
+    }
+
+    /// Sealing in place gives what `compute` does, for IPv4 and IPv6,
+    /// short and long packets and rxe's FLUSH, and leaves the rest as it
+    /// was; verifying in place takes it, and refuses a damaged one.
+    #[test]
+    fn in_place_agrees_with_copies() {
+        let (ip4, udp, _) = uc_send_only();
+        let (ip6, _) = hex(&["6123 4567 002c 1140"]);
+        let (_, _, flush, _) = rxe_flush();
+        let mut long = [0u8; 200];
+        for (i, b) in long.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(7) ^ 0x3c;
+        }
+        for ip in [&ip4[..], &ip6[..IPV6_LEN]] {
+            for covered in [&long[..Bth::LEN], &long[..64], &long[..], &flush[..]] {
+                let want = compute(crc32_le, ip, &udp, covered).unwrap();
+                let (mut d, n) = datagram(ip, &udp, covered);
+                let mut sealed = d;
+                sealed[n - LEN..n].copy_from_slice(&want);
+                assert_eq!(seal_in_place(crc32_le, &mut d[..n], ip.len()), Ok(()));
+                assert_eq!(d[..n], sealed[..n]);
+                assert_eq!(verify_in_place(crc32_le, &mut d[..n], ip.len()), Ok(()));
+                assert_eq!(d[..n], sealed[..n]);
+                // What routers change does not count (but in the BTH that
+                // rxe hashes twice, unmasked); what they do not does.
+                d[ip.len() + UDP_CHECKSUM] ^= 0x55;
+                if !rxe_hashes_twice(covered) {
+                    d[ip.len() + UDP_LEN + BTH_RESV8A] ^= 0xc0;
+                }
+                assert_eq!(verify_in_place(crc32_le, &mut d[..n], ip.len()), Ok(()));
+                d[n - LEN - 1] ^= 1;
+                let damaged = verify_in_place(crc32_le, &mut d[..n], ip.len());
+                assert_eq!(damaged, Err(IcrcError::Mismatch));
+            }
+        }
+    }
+
+    #[test]
+    fn in_place_refuses_what_it_cannot_mask() {
+        let (ip, udp, covered) = uc_send_only();
+        let (mut d, n) = datagram(&ip, &udp, &covered);
+        // Options: the IP header is not the 20 bytes that are masked.
+        assert_eq!(
+            verify_in_place(crc32_le, &mut d[..n], 24),
+            Err(IcrcError::IpHeader)
+        );
+        assert_eq!(
+            seal_in_place(crc32_le, &mut d[..n], IPV6_LEN),
+            Err(IcrcError::IpHeader)
+        );
+        let short = IPV4_LEN + UDP_LEN + Bth::LEN + LEN - 1;
+        assert_eq!(
+            seal_in_place(crc32_le, &mut d[..short], IPV4_LEN),
+            Err(IcrcError::Truncated)
+        );
+        assert_eq!(
+            seal_in_place(crc32_le, &mut [], IPV4_LEN),
+            Err(IcrcError::IpHeader)
+        );
     }
 }
