@@ -329,8 +329,7 @@ pub fn check_window(data: &[u8]) -> bool {
                     let p = w.next_packet(slot).unwrap();
                     let e = w.get(slot).unwrap();
                     let (kind, npsn, length) = (e.track.kind(), e.track.npsn(), e.length);
-                    let ends = kind != Kind::Data || p.n + 1 == npsn;
-                    let awaited = ends && (kind != Kind::Data || e.signalled);
+                    let awaited = kind.awaits_answer(p.n + 1 == npsn, e.signalled);
                     let ack_req = w.ack_req(true, awaited, p.psn, now);
                     let req = match kind {
                         Kind::Data => Request::Data {

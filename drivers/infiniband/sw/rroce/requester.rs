@@ -312,12 +312,10 @@ fn send_packet(
         Some(av) => (av, Qpn::new(e.wqe.remote_qpn)),
         None => (inner.av, inner.attr.dest_qpn),
     };
-    let data = e.track.kind() == Kind::Data;
-    let ends = p.opcode.ends_message() || !data;
+    let kind = e.track.kind();
+    let ends = p.opcode.ends_message() || kind != Kind::Data;
     let solicited = ends && e.wqe.flags & SEND_SOLICITED != 0;
-    // An unsignalled SEND or WRITE completes unseen: the next ACK asked
-    // for answers it too, which saves an ACK a message.
-    let awaited = ends && (!data || qp.signals(&e.wqe));
+    let awaited = kind.awaits_answer(ends, qp.signals(&e.wqe));
     let mut bth = qp.bth(dest, p.opcode, next.psn);
     bth.solicited = solicited;
     bth.ack_req = window.ack_req(rc, awaited, next.psn, jiffies());

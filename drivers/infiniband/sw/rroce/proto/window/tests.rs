@@ -68,8 +68,7 @@ fn send_all_of(w: &mut Window, now: u64, signalled: bool) -> Vec<(u32, bool)> {
     while let Next::Send(slot) = w.next_to_send(true, 16) {
         let p = w.next_packet(slot).unwrap();
         let t = w.get(slot).unwrap().as_ref();
-        let ends = t.kind() != Kind::Data || p.n + 1 == t.npsn();
-        let awaited = ends && (signalled || t.kind() != Kind::Data);
+        let awaited = t.kind().awaits_answer(p.n + 1 == t.npsn(), signalled);
         out.push((p.psn.get(), w.ack_req(true, awaited, p.psn, now)));
         w.sent(slot, p, true, now);
         w.check().unwrap();

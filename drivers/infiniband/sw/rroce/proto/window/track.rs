@@ -22,6 +22,16 @@ pub(crate) enum Kind {
     Commit,
 }
 
+impl Kind {
+    /// Whether the requester waits for an answer to a packet of this
+    /// kind: one of every request that is not a SEND or WRITE, and the
+    /// `last` packet of a SEND or WRITE that is `signalled`. An unsignalled
+    /// one completes unseen: the next ACK asked for answers it too.
+    pub(crate) fn awaits_answer(self, last: bool, signalled: bool) -> bool {
+        self != Kind::Data || (last && signalled)
+    }
+}
+
 /// A work request's place in the PSN space, and how far it got.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Track {
