@@ -676,3 +676,15 @@ void rroce_skb_tap(struct sk_buff *skb, struct net_device *dev)
 	consume_skb(copy);
 }
 
+unsigned long rroce_local_irq_save(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	return flags;
+}
+
+void rroce_local_irq_restore(unsigned long flags)
+{
+	local_irq_restore(flags);
+}

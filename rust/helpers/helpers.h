@@ -151,4 +151,8 @@ bool rroce_queue_work_on(int cpu, struct work_struct *work);
 void rroce_ida_init(struct ida *ida);
 int rroce_ida_alloc(struct ida *ida, unsigned int min, unsigned int max);
 
+/* Interrupts off on the local CPU (irqflags.h). */
+unsigned long rroce_local_irq_save(void);
+void rroce_local_irq_restore(unsigned long flags);
+
 #endif

@@ -11,6 +11,7 @@ pub(crate) mod crc32;
 pub(crate) mod few;
 pub(crate) mod fill;
 pub(crate) mod ida;
+pub(crate) mod irq;
 pub(crate) mod llist;
 pub(crate) mod net;
 pub(crate) mod rdma;

@@ -2,84 +2,73 @@
 
 //! A kernel QP's posts. Kernel consumers post from any context, even with
 //! interrupts off (ib_mad posts under a spinlock), where the QP's mutex
-//! cannot be taken: a post goes onto a lock-free list, and the QP takes it
-//! off under its lock when it runs.
+//! cannot be taken: a post goes into a slot made with the QP, under a
+//! spinlock taken with interrupts off, and the QP takes it out when it
+//! runs. Posting allocates nothing, so it fails only when the queue is full.
 
-use crate::kernel_ext::llist::AtomicQueue;
+use crate::kernel_ext::irq::lock_irqsave;
 use crate::work::{RecvWqe, SendWqe};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use kernel::prelude::*;
+use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 
-/// Work requests in posting order: what the QP took off a lock-free queue
-/// and has not used yet. Slots for as many as the queue may hold are made
-/// with the QP, so that taking them off allocates nothing and loses none.
-pub(crate) struct Fifo<T> {
+/// Work requests in posting order, in slots made beforehand.
+struct Slots<T> {
     slots: KVVec<Option<T>>,
     front: usize,
     len: usize,
 }
 
-impl<T> Fifo<T> {
-    /// Room for `capacity`: as many as a [`PostList`] of that capacity
-    /// lets be posted.
-    pub(crate) fn with_capacity(capacity: u32) -> Result<Self> {
-        let n = capacity as usize;
-        let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
-        for _ in 0..n {
-            slots.push(None, GFP_KERNEL)?;
+impl<T> Slots<T> {
+    /// Adds `item` behind the others; gives it back if every slot is taken.
+    fn push(&mut self, item: T) -> Result<(), T> {
+        let n = self.slots.len();
+        if self.len == n {
+            return Err(item);
         }
-        Ok(Self::in_slots(slots))
+        match self.slots.get_mut((self.front + self.len) % n) {
+            Some(slot) => *slot = Some(item),
+            None => return Err(item),
+        }
+        self.len += 1;
+        Ok(())
     }
 
-    /// None, for a queue no kernel consumer posts to.
-    pub(crate) fn none() -> Self {
-        Self::in_slots(KVVec::new())
-    }
-
-    fn in_slots(slots: KVVec<Option<T>>) -> Self {
-        Self {
-            slots,
-            front: 0,
-            len: 0,
-        }
-    }
-
-    /// Takes the oldest one, if any, after moving in what `queue` holds
-    /// once all taken before are used: the queue then holds no more than
-    /// the slots, as a post counts against the capacity until it is used.
-    pub(crate) fn pop(&mut self, queue: &AtomicQueue<T>) -> Option<T> {
-        if self.len == 0 {
-            self.front = 0;
-            let (slots, len) = (&mut self.slots, &mut self.len);
-            queue.drain(|item| {
-                if let Some(slot) = slots.get_mut(*len) {
-                    *slot = Some(item);
-                    *len += 1;
-                }
-            });
-        }
+    /// Takes the oldest one, if any.
+    fn pop(&mut self) -> Option<T> {
         let item = self.slots.get_mut(self.front)?.take()?;
-        self.front += 1;
+        self.front = (self.front + 1) % self.slots.len();
         self.len -= 1;
         Some(item)
     }
 }
 
-/// One direction of a kernel QP: posted work requests, and how many are
-/// outstanding, against the capacity the consumer asked for.
+/// One direction of a kernel QP: posted work requests not yet taken, and
+/// how many are outstanding (posted, not completed), against the capacity
+/// the consumer asked for.
 pub(crate) struct PostList<T> {
-    posted: AtomicQueue<T>,
+    posted: Pin<KBox<SpinLock<Slots<T>>>>,
     outstanding: AtomicU32,
     capacity: u32,
 }
 
 impl<T> PostList<T> {
-    pub(crate) fn new(capacity: u32) -> Self {
-        Self {
-            posted: AtomicQueue::new(),
+    /// Room for `capacity` outstanding requests.
+    pub(crate) fn new(capacity: u32) -> Result<Self> {
+        let n = capacity as usize;
+        let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        let slots = Slots {
+            slots,
+            front: 0,
+            len: 0,
+        };
+        Ok(Self {
+            posted: KBox::pin_init(new_spinlock!(slots, "rroce_posts"), GFP_KERNEL)?,
             outstanding: AtomicU32::new(0),
             capacity,
-        }
+        })
     }
 
     /// Posts `wr`; `ENOMEM` when the queue is full, as verbs consumers expect.
@@ -88,14 +77,16 @@ impl<T> PostList<T> {
             self.outstanding.fetch_sub(1, Ordering::AcqRel);
             return Err(ENOMEM);
         }
-        self.posted.push(wr, GFP_ATOMIC).inspect_err(|_| {
+        // An outstanding request is in a slot or taken out: there is room.
+        lock_irqsave(&self.posted).push(wr).map_err(|_| {
             self.outstanding.fetch_sub(1, Ordering::AcqRel);
+            ENOMEM
         })
     }
 
     /// The next posted work request, oldest first.
-    pub(crate) fn take(&self, fifo: &mut Fifo<T>) -> Option<T> {
-        fifo.pop(&self.posted)
+    pub(crate) fn take(&self) -> Option<T> {
+        lock_irqsave(&self.posted).pop()
     }
 
     /// A work request taken earlier has completed.
@@ -118,12 +109,12 @@ pub(crate) struct KernelPosts {
 }
 
 impl KernelPosts {
-    pub(crate) fn new(send_capacity: u32, recv_capacity: u32) -> Self {
-        Self {
-            send: PostList::new(send_capacity),
-            recv: PostList::new(recv_capacity),
+    pub(crate) fn new(send_capacity: u32, recv_capacity: u32) -> Result<Self> {
+        Ok(Self {
+            send: PostList::new(send_capacity)?,
+            recv: PostList::new(recv_capacity)?,
             due: AtomicBool::new(false),
-        }
+        })
     }
 
     /// Marks the QP due to run; returns whether it was not already.

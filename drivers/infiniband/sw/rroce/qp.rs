@@ -23,7 +23,7 @@ use crate::kernel_ext::{
         QpMask, QpNotifier, QpState, QpType, Qpn, UData, UserContext,
     },
 };
-use crate::kernel_posts::{Fifo, KernelPosts};
+use crate::kernel_posts::KernelPosts;
 use crate::limits::{
     FIRST_QPN, LAST_QPN, MAX_24BIT, MAX_INLINE_DATA, MAX_QP_WR, MAX_RD_ATOMIC, MAX_SGE, PORT,
 };
@@ -111,18 +111,14 @@ impl Qp {
             caps.max_recv_wr = 0;
             caps.max_recv_sge = 0;
         }
-        let (sq, rq, kernel, fifos) = match user {
+        let (sq, rq, kernel) = match user {
             Some((uctx, udata)) => {
                 let (sq, rq) = Self::user_rings(uctx, udata, caps, srq.is_some())?;
-                (Some(sq), rq, None, (Fifo::none(), Fifo::none()))
+                (Some(sq), rq, None)
             }
             None => {
-                let kernel = KernelPosts::new(caps.max_send_wr, caps.max_recv_wr);
-                let fifos = (
-                    Fifo::with_capacity(caps.max_send_wr)?,
-                    Fifo::with_capacity(caps.max_recv_wr)?,
-                );
-                (None, None, Some(kernel), fifos)
+                let kernel = KernelPosts::new(caps.max_send_wr, caps.max_recv_wr)?;
+                (None, None, Some(kernel))
             }
         };
         let geometry = match &sq {
@@ -137,7 +133,7 @@ impl Qp {
             .and_then(|n| Mtu::for_netdev_mtu(n.mtu()))
             .map_or(256, Mtu::bytes);
         let (qp_type, sq_sig_all, caps) = (init.qp_type, init.sq_sig_all, *caps);
-        let (state, live) = QpLock::new(QpInner::new(send, recv, fifos.0, fifos.1));
+        let (state, live) = QpLock::new(QpInner::new(send, recv));
         let build = |n| {
             let qpn = Qpn::new(n);
             let flow = Flow::new(qpn);
@@ -332,8 +328,13 @@ impl Qp {
     /// once no packet or timer is using it any more.
     pub(crate) fn destroy(self, qps: &Pool<QpCore>, mws: &Pool<mw::MwCore>) {
         qps.withdraw(self.core.qpn.get());
-        // Its requests and their MR references go now.
+        // Its requests and their MR references go now, the kernel
+        // consumer's posts that it never took too.
         self.core.inner.destroy(self.live);
+        if let Some(k) = &self.core.kernel {
+            while k.send.take().is_some() {}
+            while k.recv.take().is_some() {}
+        }
         // The rings' mappings go with the QP, even if a work item still
         // holds its core: their user context is freed soon after.
         for ring in [&self.core.sq, &self.core.rq].into_iter().flatten() {

@@ -16,7 +16,7 @@ use crate::kernel_ext::rdma::{
     Av, Mtu, QpAttr, QpCaps, QpEvent, QpHandle, QpNotifier, QpState, QpType, Qpn,
 };
 use crate::kernel_ext::{fill::Fill, now_ns};
-use crate::kernel_posts::{Fifo, KernelPosts};
+use crate::kernel_posts::KernelPosts;
 use crate::mw::ForQp;
 use crate::pool::PdNum;
 use crate::proto::{
@@ -33,7 +33,7 @@ use crate::send_queue::{Fetched, SendQueue};
 use crate::srq::SrqCore;
 use crate::trace;
 use crate::user_ring::UserRing;
-use crate::work::{RecvWqe, SendWqe, Wc};
+use crate::work::{SendWqe, Wc};
 use crate::xmit::Flow;
 use core::ops::DerefMut;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -133,9 +133,6 @@ pub(crate) struct QpInner {
     pub(crate) av: Av,
     pub(crate) send: SendQueue,
     pub(crate) recv: RecvQueue,
-    /// A kernel QP's posted requests, taken off their queues.
-    pub(crate) ksend: Fifo<SendWqe>,
-    pub(crate) krecv: Fifo<RecvWqe>,
     /// COMM_EST was raised since the QP last entered RTR.
     pub(crate) established: bool,
     /// The counter set it is bound to, which counts what happens to it.
@@ -147,31 +144,16 @@ pub(crate) struct QpInner {
 
 /// What a destroyed QP's requests held, besides those taken from the
 /// send queue.
-type Released = (
-    Option<SendWqe>,
-    Option<Recv>,
-    Option<Write>,
-    Answers,
-    Fifo<SendWqe>,
-    Fifo<RecvWqe>,
-);
+type Released = (Option<SendWqe>, Option<Recv>, Option<Write>, Answers);
 
 impl QpInner {
-    /// The state of a new QP, in Reset; a kernel consumer's posts are taken
-    /// into `ksend` and `krecv`.
-    pub(crate) fn new(
-        send: SendQueue,
-        recv: RecvQueue,
-        ksend: Fifo<SendWqe>,
-        krecv: Fifo<RecvWqe>,
-    ) -> Self {
+    /// The state of a new QP, in Reset.
+    pub(crate) fn new(send: SendQueue, recv: RecvQueue) -> Self {
         Self {
             attr: QpAttr::default(),
             av: Av::default(),
             send,
             recv,
-            ksend,
-            krecv,
             established: false,
             counter_set: None,
             last_cnp: None,
@@ -195,8 +177,6 @@ impl QpInner {
             self.recv.filling.take(),
             self.recv.write.take(),
             core::mem::replace(&mut self.recv.answers, Answers::new()),
-            core::mem::replace(&mut self.ksend, Fifo::none()),
-            core::mem::replace(&mut self.krecv, Fifo::none()),
         )
     }
 }
@@ -480,7 +460,7 @@ impl QpCore {
         }
         // A kernel consumer's posted requests.
         if let (Some(k), None) = (&self.kernel, &self.srq) {
-            while let Some(wqe) = k.recv.take(&mut inner.krecv) {
+            while let Some(wqe) = k.recv.take() {
                 if let Some(wc) = flushed(wqe.wr_id, WcOpcode::Recv) {
                     let _ = self.recv_cq.push(&wc, false);
                 }
@@ -531,10 +511,7 @@ impl QpCore {
                         .map_or(Fetched::Bad(slot_wr_id(scratch)), Fetched::Wqe)
                 }
             }
-            (None, Some(k)) => k
-                .send
-                .take(&mut inner.ksend)
-                .map_or(Fetched::Empty, Fetched::Wqe),
+            (None, Some(k)) => k.send.take().map_or(Fetched::Empty, Fetched::Wqe),
             (None, None) => Fetched::Empty,
         }
     }

@@ -217,7 +217,7 @@ fn take_recv(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) -> Result<()
             Taken::Wqe(wqe) => Ok(wqe),
         },
         (None, None) => match &qp.kernel {
-            Some(k) => Ok(k.recv.take(&mut inner.krecv).ok_or(Refusal::NotReady)?),
+            Some(k) => Ok(k.recv.take().ok_or(Refusal::NotReady)?),
             None => return Err(Refusal::NotReady),
         },
     };

@@ -10,7 +10,7 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     rdma::{rxe_abi::CreateSrqResp, SrqAttr, SrqMask, SrqNotifier, UData, UserContext},
 };
-use crate::kernel_posts::{Fifo, PostList};
+use crate::kernel_posts::PostList;
 use crate::limits::{MAX_QP_WR, MAX_SGE};
 use crate::proto::wqe::{slot_wr_id, RECV_WQE_SIZE, SGE_SIZE};
 use crate::user_ring::UserRing;
@@ -67,8 +67,8 @@ enum Requests {
         /// A copy of a ring element.
         scratch: KVec<u8>,
     },
-    /// A kernel consumer's posts, in the order `posted` had them.
-    Kernel(Fifo<RecvWqe>),
+    /// A kernel consumer's posts, in `posted`.
+    Kernel,
 }
 
 impl Srq {
@@ -102,11 +102,13 @@ impl Srq {
                 };
                 (requests, capacity)
             }
-            None => (
-                Requests::Kernel(Fifo::with_capacity(attr.max_wr)?),
-                attr.max_wr,
-            ),
+            None => (Requests::Kernel, attr.max_wr),
         };
+        // Slots for a kernel consumer's posts; a process posts to its ring.
+        let posted = PostList::new(match requests {
+            Requests::Kernel => capacity,
+            Requests::User { .. } => 0,
+        })?;
         let actual = SrqAttr {
             max_wr: capacity,
             max_sge,
@@ -114,7 +116,7 @@ impl Srq {
         };
         let core = Arc::pin_init(
             try_pin_init!(SrqCore {
-                posted: PostList::new(capacity),
+                posted,
                 capacity,
                 max_sge,
                 state <- new_mutex!(SrqState {
@@ -200,8 +202,8 @@ impl SrqCore {
                     ring.publish_consumer(*head);
                     (taken, geometry.count(producer, *head))
                 }
-                Requests::Kernel(fifo) => {
-                    let Some(wqe) = self.posted.take(fifo) else {
+                Requests::Kernel => {
+                    let Some(wqe) = self.posted.take() else {
                         return Taken::Empty;
                     };
                     // Taken off the SRQ: room for another post.
