@@ -119,9 +119,9 @@ impl SkBuff {
     /// not shared with a clone (as a packet capture's may be).
     pub(crate) fn own_datagram(&mut self) -> Option<(&mut [u8], usize)> {
         let (mut len, mut ip_len) = (0, 0);
+        let skb = self.0.as_ptr();
         // SAFETY: The skb is valid and ours; the helper checks the rest.
-        let ptr =
-            unsafe { bindings::rroce_skb_own_datagram(self.0.as_ptr(), &mut len, &mut ip_len) };
+        let ptr = unsafe { bindings::rroce_skb_own_datagram(skb, &mut len, &mut ip_len) };
         if ptr.is_null() {
             return None;
         }

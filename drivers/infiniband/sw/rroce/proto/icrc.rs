@@ -34,6 +34,7 @@
 
 use super::headers::{Bth, Header};
 use super::opcode::Opcode;
+use super::wire;
 
 /// The length of the ICRC at the end of every packet.
 pub(crate) const LEN: usize = 4;
@@ -73,85 +74,55 @@ pub(crate) enum IcrcError {
     Mismatch,
 }
 
-/// A rest of the packet at most this long is copied behind the masked
-/// headers, for one CRC call over both: the kernel's CRC takes the CPU's
-/// carry-less multiply only from about 80 bytes on (`crc32-pclmul`), which
-/// a 64-byte SEND's headers and payload each fall short of alone.
-const SHORT_REST: usize = 96;
-
-/// The masked headers, as one run of bytes, and a short rest after them:
-/// the CRC then makes one call for all of them (or one more for a long
-/// rest), which costs less than one call for each.
-struct MaskedHeaders {
-    bytes: [u8; IPV6_LEN + UDP_LEN + Bth::LEN + SHORT_REST],
-    len: usize,
+/// The length of the IP header that the ICRC covers in a packet whose
+/// first byte is `first`: IPv4's or IPv6's without options, whatever
+/// follows them.
+fn covered_ip_len(first: Option<&u8>) -> Result<usize, IcrcError> {
+    match first.map(|b| b >> 4) {
+        Some(4) => Ok(IPV4_LEN),
+        Some(6) => Ok(IPV6_LEN),
+        _ => Err(IcrcError::IpHeader),
+    }
 }
 
-impl MaskedHeaders {
-    fn new() -> Self {
-        Self {
-            bytes: [0; IPV6_LEN + UDP_LEN + Bth::LEN + SHORT_REST],
-            len: 0,
-        }
+/// Sets the fields that routers may change to all ones in `headers`: an
+/// IP header of `ip_len` bytes (IPv4's or IPv6's, by [`covered_ip_len`]),
+/// then the UDP header and the BTH, which the caller checked are there.
+/// Inlined: it is on every packet's path, in [`states_in_place`].
+#[inline(always)]
+fn mask(headers: &mut [u8], ip_len: usize) {
+    if ip_len == IPV4_LEN {
+        headers[IPV4_TOS] = 0xff;
+        headers[IPV4_TTL] = 0xff;
+        headers[IPV4_CHECKSUM..IPV4_CHECKSUM + 2].fill(0xff);
+    } else {
+        headers[IPV6_CLASS_NIBBLE] |= 0x0f;
+        headers[IPV6_CLASS_FLOW].fill(0xff);
+        headers[IPV6_HOP_LIMIT] = 0xff;
     }
-
-    /// Appends the first `n` bytes of `from`; returns them, to be masked.
-    fn append(&mut self, from: &[u8], n: usize) -> Option<&mut [u8]> {
-        let src = from.get(..n)?;
-        let dst = self.bytes.get_mut(self.len..self.len + n)?;
-        dst.copy_from_slice(src);
-        self.len += n;
-        Some(dst)
-    }
-
-    /// Appends the IP header, masked.
-    fn ip(&mut self, ip: &[u8]) -> Result<(), IcrcError> {
-        match ip.first().map(|b| b >> 4) {
-            Some(4) => {
-                let h = self.append(ip, IPV4_LEN).ok_or(IcrcError::IpHeader)?;
-                h[IPV4_TOS] = 0xff;
-                h[IPV4_TTL] = 0xff;
-                h[IPV4_CHECKSUM] = 0xff;
-                h[IPV4_CHECKSUM + 1] = 0xff;
-            }
-            Some(6) => {
-                let h = self.append(ip, IPV6_LEN).ok_or(IcrcError::IpHeader)?;
-                h[IPV6_CLASS_NIBBLE] |= 0x0f;
-                h[IPV6_CLASS_FLOW].fill(0xff);
-                h[IPV6_HOP_LIMIT] = 0xff;
-            }
-            _ => return Err(IcrcError::IpHeader),
-        }
-        Ok(())
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len]
-    }
+    let udp = ip_len;
+    headers[udp + UDP_CHECKSUM..udp + UDP_CHECKSUM + 2].fill(0xff);
+    headers[udp + UDP_LEN + BTH_RESV8A] = 0xff;
 }
 
 /// The CRC state after the masked headers and the rest of `covered`, the
-/// IBTA's ICRC before the final inversion.
+/// IBTA's ICRC before the final inversion: the headers copied out and
+/// masked there, for a packet whose parts do not lie in one run.
 fn ibta_state<F: Fn(u32, &[u8]) -> u32>(
     crc32: &F,
     ip: &[u8],
     udp: &[u8],
     covered: &[u8],
 ) -> Result<u32, IcrcError> {
-    let mut headers = MaskedHeaders::new();
-    headers.ip(ip)?;
-    let udp = headers.append(udp, UDP_LEN).ok_or(IcrcError::UdpHeader)?;
-    udp[UDP_CHECKSUM] = 0xff;
-    udp[UDP_CHECKSUM + 1] = 0xff;
-    let bth = headers
-        .append(covered, Bth::LEN)
-        .ok_or(IcrcError::Truncated)?;
-    bth[BTH_RESV8A] = 0xff;
-    let rest = covered.get(Bth::LEN..).ok_or(IcrcError::Truncated)?;
-    if rest.len() <= SHORT_REST && headers.append(rest, rest.len()).is_some() {
-        return Ok(crc32(SEED, headers.as_bytes()));
-    }
-    let crc = crc32(SEED, headers.as_bytes());
+    let ip_len = covered_ip_len(ip.first())?;
+    let (bth, n) = (ip_len + UDP_LEN, ip_len + UDP_LEN + Bth::LEN);
+    let mut headers = [0u8; IPV6_LEN + UDP_LEN + Bth::LEN];
+    headers[..ip_len].copy_from_slice(ip.get(..ip_len).ok_or(IcrcError::IpHeader)?);
+    headers[ip_len..bth].copy_from_slice(udp.get(..UDP_LEN).ok_or(IcrcError::UdpHeader)?);
+    let (bth_bytes, rest) = wire::split(covered, Bth::LEN).ok_or(IcrcError::Truncated)?;
+    headers[bth..n].copy_from_slice(bth_bytes);
+    mask(&mut headers[..n], ip_len);
+    let crc = crc32(SEED, &headers[..n]);
     Ok(crc32(crc, rest))
 }
 
@@ -216,17 +187,16 @@ fn states_in_place<F: Fn(u32, &[u8]) -> u32>(
     datagram: &mut [u8],
     ip_len: usize,
 ) -> Result<(u32, Option<u32>), IcrcError> {
-    let v4 = match datagram.first().map(|b| b >> 4) {
-        Some(4) if ip_len == IPV4_LEN => true,
-        Some(6) if ip_len == IPV6_LEN => false,
-        _ => return Err(IcrcError::IpHeader),
-    };
+    if covered_ip_len(datagram.first())? != ip_len {
+        return Err(IcrcError::IpHeader);
+    }
     let (udp, bth) = (ip_len, ip_len + UDP_LEN);
     let end = datagram
         .len()
         .checked_sub(LEN)
         .filter(|&end| end >= bth + Bth::LEN)
         .ok_or(IcrcError::Truncated)?;
+    // What `mask` overwrites, to put back.
     let mut ip = [0u8; IP_VARIANT];
     ip.copy_from_slice(&datagram[..IP_VARIANT]);
     let udp_checksum = [
@@ -234,17 +204,7 @@ fn states_in_place<F: Fn(u32, &[u8]) -> u32>(
         datagram[udp + UDP_CHECKSUM + 1],
     ];
     let resv8a = datagram[bth + BTH_RESV8A];
-    if v4 {
-        datagram[IPV4_TOS] = 0xff;
-        datagram[IPV4_TTL] = 0xff;
-        datagram[IPV4_CHECKSUM..IPV4_CHECKSUM + 2].fill(0xff);
-    } else {
-        datagram[IPV6_CLASS_NIBBLE] |= 0x0f;
-        datagram[IPV6_CLASS_FLOW].fill(0xff);
-        datagram[IPV6_HOP_LIMIT] = 0xff;
-    }
-    datagram[udp + UDP_CHECKSUM..udp + UDP_CHECKSUM + 2].fill(0xff);
-    datagram[bth + BTH_RESV8A] = 0xff;
+    mask(&mut datagram[..bth + Bth::LEN], ip_len);
     let crc = crc32(SEED, &datagram[..end]);
     datagram[..IP_VARIANT].copy_from_slice(&ip);
     datagram[udp + UDP_CHECKSUM..udp + UDP_CHECKSUM + 2].copy_from_slice(&udp_checksum);
@@ -379,7 +339,7 @@ mod tests {
         (ip, udp, covered)
     }
 
-    /// A rest short enough to go behind the headers, and one too long,
+    /// Short and long rests after the headers, hashed apart from them,
     /// give the CRC of the whole masked run of bytes, as one call would.
     #[test]
     fn short_and_long_rests_agree() {
@@ -388,16 +348,7 @@ mod tests {
         for (i, b) in covered.iter_mut().enumerate() {
             *b = (i as u8) ^ 0x5a;
         }
-        let rests = [
-            0,
-            1,
-            63,
-            64,
-            SHORT_REST - 1,
-            SHORT_REST,
-            SHORT_REST + 1,
-            200,
-        ];
+        let rests = [0, 1, 63, 64, 95, 96, 97, 200];
         for n in rests {
             let covered = &covered[..Bth::LEN + n];
             let mut run = [0xffu8; 8 + IPV4_LEN + UDP_LEN + Bth::LEN + 200];

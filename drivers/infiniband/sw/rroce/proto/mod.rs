@@ -13,8 +13,8 @@
 //! it.
 //!
 //! ```text
-//! post_send -> requester: Opcode + Headers::write -> icrc::compute -> UDP
-//! UDP -> icrc::verify -> Packet::parse -> responder / completer (Psn, Aeth)
+//! post_send -> requester: Opcode + Headers::write -> icrc::seal_in_place -> UDP
+//! UDP -> icrc::verify_in_place -> Packet::parse -> responder / completer
 //! user rings (send, recv, completion queues) -> ring::Ring index math,
 //!     wqe::SendWqe::parse, RecvWqe::parse; completions -> cqe::Wc::to_bytes
 //! ```
