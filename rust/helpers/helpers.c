@@ -96,9 +96,19 @@ struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata)
  * The data path: socket buffers, routes and IP output.
  */
 
+/*
+ * A packet's head comes from the per-CPU page fragment cache, as a NIC's
+ * receive buffers do: a pointer bumped within a page, freed by dropping a
+ * page reference. kmalloc's 2 KiB objects, freed in the order they were
+ * sent, often went back to a slab other than the CPU's, the slow path.
+ * The cache does not reclaim memory (__netdev_alloc_skb takes kmalloc when
+ * asked to), so kmalloc with reclaim is the fallback.
+ */
 struct sk_buff *rroce_alloc_skb(unsigned int size)
 {
-	return alloc_skb(size, GFP_KERNEL);
+	struct sk_buff *skb = __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
+
+	return skb ?: alloc_skb(size, GFP_KERNEL);
 }
 
 void rroce_skb_reserve(struct sk_buff *skb, unsigned int len)

@@ -11,6 +11,15 @@ use crate::work::{RecvWqe, SendWqe};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 
+/// `n` empty slots, made before anything is put in them.
+pub(crate) fn empty_slots<T>(n: usize) -> Result<KVVec<Option<T>>> {
+    let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
+    for _ in 0..n {
+        slots.push(None, GFP_KERNEL)?;
+    }
+    Ok(slots)
+}
+
 /// Work requests in posting order, in slots made beforehand.
 struct Slots<T> {
     slots: KVVec<Option<T>>,
@@ -54,13 +63,8 @@ pub(crate) struct PostList<T> {
 impl<T> PostList<T> {
     /// Room for `capacity` outstanding requests.
     pub(crate) fn new(capacity: u32) -> Result<Self> {
-        let n = capacity as usize;
-        let mut slots = KVVec::with_capacity(n, GFP_KERNEL)?;
-        for _ in 0..n {
-            slots.push(None, GFP_KERNEL)?;
-        }
         let slots = Slots {
-            slots,
+            slots: empty_slots(capacity as usize)?,
             front: 0,
             len: 0,
         };

@@ -11,6 +11,7 @@
 //! request itself, with its memory and, for UD, its destination resolved.
 
 use crate::kernel_ext::{jiffies_to_usecs, usecs_to_jiffies};
+use crate::kernel_posts::empty_slots;
 use crate::local_mem::Memory;
 use crate::proto::{
     dcqcn::Rate,
@@ -83,11 +84,7 @@ impl SendQueue {
     /// The send side of a QP whose send queue has `geometry`: a process's
     /// ring (`user`), or the slots of a kernel consumer's queue.
     pub(crate) fn new(geometry: Ring, user: bool) -> Result<Self> {
-        let slots = geometry.index_mask() as usize + 1;
-        let mut entries = KVVec::with_capacity(slots, GFP_KERNEL)?;
-        for _ in 0..slots {
-            entries.push(None, GFP_KERNEL)?;
-        }
+        let entries = empty_slots(geometry.index_mask() as usize + 1)?;
         let scratch =
             KVec::from_elem(0u8, if user { geometry.elem_size() } else { 0 }, GFP_KERNEL)?;
         Ok(Self {
