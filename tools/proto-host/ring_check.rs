@@ -10,8 +10,8 @@
 //! a slot that parses to the same element.
 
 use crate::proto::wqe::{
-    dma, operands, recv, send, RecvWqe, RingData, SendWqe, Sge, Sges, WrOpcode, ATOMIC_WRITE_LEN,
-    RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE,
+    dma, operands, recv, send, Operands, RecvWqe, RingData, SendWqe, Sge, Sges, UdDest, WrOpcode,
+    ATOMIC_WRITE_LEN, RECV_WQE_SIZE, SEND_WQE_SIZE, SGE_SIZE,
 };
 
 /// The largest slot the check builds: 16 SGEs or 256 inline bytes.
@@ -46,31 +46,44 @@ fn write_send(w: &SendWqe<RingData<'_>, ()>, b: &mut [u8]) {
     put32(b, send::OPCODE, w.opcode as u32);
     put32(b, send::SEND_FLAGS, w.flags);
     put32(b, send::EX, w.ex);
-    // The union's members overlap; write them from the widest up so that
-    // the one the opcode uses is what stays.
-    put32(b, u + UD_REMOTE_QKEY, w.remote_qkey);
-    put32(b, u + UD_AH_NUM, w.ah_num);
-    put64(b, u + ATOMIC_COMPARE_ADD, w.compare_add);
-    put64(b, u + ATOMIC_SWAP, w.swap);
+    // The union's members overlap: the remote address and key first, then
+    // what the opcode's member holds besides, parsed from the same bytes.
     put64(b, u + REMOTE_ADDR, w.remote_addr);
-    put32(b, u + UD_REMOTE_QPN, w.remote_qpn);
     let rkey = match w.opcode {
         WrOpcode::CmpSwap | WrOpcode::FetchAdd => ATOMIC_RKEY,
         WrOpcode::Flush => FLUSH_RKEY,
         _ => RDMA_RKEY,
     };
     put32(b, u + rkey, w.rkey);
-    if let Some(flush) = w.flush {
-        b[u + FLUSH_TYPE] = flush.placement;
-        b[u + FLUSH_LEVEL] = flush.selectivity;
-    }
-    if let Some(mw) = w.mw {
-        put64(b, u + REMOTE_ADDR, mw.addr);
-        put64(b, u + MW_LENGTH, mw.length);
-        put32(b, u + MW_MR_LKEY, mw.mr_lkey);
-        put32(b, u + MW_MW_RKEY, mw.mw_rkey);
-        put32(b, u + MW_RKEY, mw.new_rkey);
-        put32(b, u + MW_ACCESS, mw.access);
+    match w.operands {
+        Operands::None | Operands::Reg(_) => {}
+        Operands::Ud {
+            remote_qpn,
+            remote_qkey,
+            ref dest,
+        } => {
+            put32(b, u + UD_REMOTE_QPN, remote_qpn);
+            put32(b, u + UD_REMOTE_QKEY, remote_qkey);
+            if let UdDest::Ah(num) = *dest {
+                put32(b, u + UD_AH_NUM, num);
+            }
+        }
+        Operands::Atomic { compare_add, swap } => {
+            put64(b, u + ATOMIC_COMPARE_ADD, compare_add);
+            put64(b, u + ATOMIC_SWAP, swap);
+        }
+        Operands::Flush(flush) => {
+            b[u + FLUSH_TYPE] = flush.placement;
+            b[u + FLUSH_LEVEL] = flush.selectivity;
+        }
+        Operands::Bind(mw) => {
+            put64(b, u + REMOTE_ADDR, mw.addr);
+            put64(b, u + MW_LENGTH, mw.length);
+            put32(b, u + MW_MR_LKEY, mw.mr_lkey);
+            put32(b, u + MW_MW_RKEY, mw.mw_rkey);
+            put32(b, u + MW_RKEY, mw.new_rkey);
+            put32(b, u + MW_ACCESS, mw.access);
+        }
     }
     put32(b, send::DMA + dma::LENGTH, w.length);
     let at = send::DMA + dma::DATA;
@@ -128,8 +141,15 @@ pub fn check_wqe(data: &[u8]) {
             }
             RingData::Sges(sges) => check_sges(slot, at, sges, max_sge),
         }
-        assert_eq!(w.mw.is_some(), w.opcode == WrOpcode::BindMw);
-        assert_eq!(w.flush.is_some(), w.opcode == WrOpcode::Flush);
+        // Each opcode's member of the union, and no other.
+        let fits = match w.opcode {
+            WrOpcode::Send | WrOpcode::SendImm => matches!(w.operands, Operands::Ud { .. }),
+            WrOpcode::CmpSwap | WrOpcode::FetchAdd => matches!(w.operands, Operands::Atomic { .. }),
+            WrOpcode::BindMw => matches!(w.operands, Operands::Bind(_)),
+            WrOpcode::Flush => matches!(w.operands, Operands::Flush(_)),
+            _ => w.operands == Operands::None,
+        };
+        assert!(fits, "{:?} with {:?}", w.opcode, w.operands);
         if w.opcode == WrOpcode::Flush {
             assert!(matches!(&w.data, RingData::Sges(s) if s.len() == 0));
         }

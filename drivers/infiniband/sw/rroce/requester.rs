@@ -26,7 +26,7 @@ use crate::proto::{
     packet::{ExtHeaders, Headers},
     psn::Psn,
     window::{Kind, Next, Track},
-    wqe::{WrOpcode, SEND_FENCE, SEND_SOLICITED},
+    wqe::{Operands, UdDest, WrOpcode, SEND_FENCE, SEND_SOLICITED},
 };
 use crate::qp_core::{QpCore, QpInner};
 use crate::send_queue::{kind, Entry, Fetched};
@@ -105,31 +105,38 @@ fn take(
     if len != data_len || wqe.length > MAX_MSG_SIZE || (eight_bytes && len != 8) {
         return Err(fail(WcStatus::LocLenErr));
     }
-    if wqe
-        .flush
-        .is_some_and(|f| Feth::new(f.placement, f.selectivity).is_none())
-    {
-        return Err(fail(WcStatus::LocQpOpErr));
+    if let Operands::Flush(f) = wqe.operands {
+        if Feth::new(f.placement, f.selectivity).is_none() {
+            return Err(fail(WcStatus::LocQpOpErr));
+        }
     }
     if qp.qp_type.is_ud() {
         // A datagram is one packet.
         if wqe.length > mtu {
             return Err(fail(WcStatus::LocLenErr));
         }
+        let Operands::Ud {
+            remote_qpn,
+            remote_qkey,
+            dest,
+        } = &mut wqe.operands
+        else {
+            return Err(fail(WcStatus::LocQpOpErr));
+        };
         // Its destination, resolved once: a kernel consumer's request
         // carries its AH's address vector, a process's names its AH.
-        if wqe.av.is_none() {
-            let ah = dev.ahs().get(wqe.ah_num).filter(|ah| ah.pd == qp.pd);
-            wqe.av = Some(ah.ok_or(fail(WcStatus::LocQpOpErr))?.av);
+        if let UdDest::Ah(num) = *dest {
+            let ah = dev.ahs().get(num).filter(|ah| ah.pd == qp.pd);
+            *dest = UdDest::Av(ah.ok_or(fail(WcStatus::LocQpOpErr))?.av);
         }
-        wqe.remote_qpn &= Psn::MASK;
+        *remote_qpn &= Psn::MASK;
         // A Q_Key with the high bit set means the QP's own (IBA 10.2.5).
-        if wqe.remote_qkey & 0x8000_0000 != 0 {
-            wqe.remote_qkey = qkey;
+        if *remote_qkey & 0x8000_0000 != 0 {
+            *remote_qkey = qkey;
         }
-    } else {
+    } else if matches!(wqe.operands, Operands::Ud { .. }) {
         // Connected: the QP's own destination.
-        wqe.av = None;
+        wqe.operands = Operands::None;
     }
     Ok(Entry {
         track: Track::new(kind(wqe.opcode), wqe.length, mtu, psn),
@@ -140,13 +147,15 @@ fn take(
 
 /// Carries out a memory window bind or a local invalidation.
 fn local_op(dev: &impl Services, qp: &QpCore, wqe: &SendWqe) -> Result<(), WcStatus> {
-    match (&wqe.mw, &wqe.reg) {
-        (Some(bind), _) => mw::bind(dev.keys(), qp.for_mw(), bind).map_err(|_| WcStatus::MwBindErr),
-        (None, Some(reg)) => {
+    match &wqe.operands {
+        Operands::Bind(bind) => {
+            mw::bind(dev.keys(), qp.for_mw(), bind).map_err(|_| WcStatus::MwBindErr)
+        }
+        Operands::Reg(reg) => {
             mr::fast_register(dev.keys().mrs, qp.pd, reg).map_err(|_| WcStatus::LocQpOpErr)
         }
         // Type 2 windows and fast-registration MRs: user MRs cannot be.
-        (None, None) => mw::invalidate(dev.keys(), qp.for_mw(), Rkey::new(wqe.ex), false)
+        _ => mw::invalidate(dev.keys(), qp.for_mw(), Rkey::new(wqe.ex), false)
             .map_err(|_| WcStatus::LocQpOpErr),
     }
 }
@@ -213,11 +222,15 @@ fn plan(
         }
         WrOpcode::CmpSwap | WrOpcode::FetchAdd => {
             let cmp = w.opcode == WrOpcode::CmpSwap;
+            let (compare_add, swap) = match w.operands {
+                Operands::Atomic { compare_add, swap } => (compare_add, swap),
+                _ => (0, 0),
+            };
             ext.atomic = Some(AtomicEth {
                 va: w.remote_addr,
                 rkey: w.rkey,
-                swap_add: if cmp { w.swap } else { w.compare_add },
-                compare: if cmp { w.compare_add } else { 0 },
+                swap_add: if cmp { swap } else { compare_add },
+                compare: if cmp { compare_add } else { 0 },
             });
             let opcode = if cmp {
                 Opcode::RcCompareSwap
@@ -228,7 +241,10 @@ fn plan(
         }
         WrOpcode::Flush => {
             // `take` checked that it fits.
-            ext.feth = w.flush.and_then(|f| Feth::new(f.placement, f.selectivity));
+            ext.feth = match w.operands {
+                Operands::Flush(f) => Feth::new(f.placement, f.selectivity),
+                _ => None,
+            };
             ext.reth = Some(Reth {
                 va: w.remote_addr,
                 rkey: w.rkey,
@@ -247,8 +263,12 @@ fn plan(
         _ => {
             let opcode = if qp_type.is_ud() {
                 // `take` resolved the Q_Key to send.
+                let qkey = match w.operands {
+                    Operands::Ud { remote_qkey, .. } => remote_qkey,
+                    _ => 0,
+                };
                 ext.deth = Some(Deth {
-                    qkey: w.remote_qkey,
+                    qkey,
                     src_qpn: src_qpn.get(),
                 });
                 if w.opcode == WrOpcode::SendImm {
@@ -308,9 +328,13 @@ fn send_packet(
     let Some(p) = plan(e, qp.qp_type, qp.qpn, next.n, next.responses, mtu) else {
         return false;
     };
-    let (av, dest) = match e.wqe.av {
-        Some(av) => (av, Qpn::new(e.wqe.remote_qpn)),
-        None => (inner.av, inner.attr.dest_qpn),
+    let (av, dest) = match e.wqe.operands {
+        Operands::Ud {
+            remote_qpn,
+            dest: UdDest::Av(av),
+            ..
+        } => (av, Qpn::new(remote_qpn)),
+        _ => (inner.av, inner.attr.dest_qpn),
     };
     let kind = e.track.kind();
     let ends = p.opcode.ends_message() || kind != Kind::Data;

@@ -14,7 +14,7 @@ use crate::kernel_ext::rdma::{
 };
 use crate::proto::{
     cqe,
-    wqe::{self, FastReg, RingData, Sge, WrOpcode},
+    wqe::{self, FastReg, Operands, RingData, Sge, UdDest, WrOpcode},
 };
 use kernel::prelude::*;
 
@@ -89,9 +89,11 @@ impl SendWqe {
                 remote_qpn,
                 remote_qkey,
             } => {
-                wqe.av = Some(av);
-                wqe.remote_qpn = remote_qpn.get();
-                wqe.remote_qkey = remote_qkey;
+                wqe.operands = Operands::Ud {
+                    remote_qpn: remote_qpn.get(),
+                    remote_qkey,
+                    dest: UdDest::Av(av),
+                };
             }
             KernelOperands::Rdma { remote_addr, rkey } => {
                 wqe.remote_addr = remote_addr;
@@ -105,11 +107,10 @@ impl SendWqe {
             } => {
                 wqe.remote_addr = remote_addr;
                 wqe.rkey = rkey.get();
-                wqe.compare_add = compare_add;
-                wqe.swap = swap;
+                wqe.operands = Operands::Atomic { compare_add, swap };
             }
             KernelOperands::RegMr { key, access, iova } => {
-                wqe.reg = Some(FastReg {
+                wqe.operands = Operands::Reg(FastReg {
                     key: key.get(),
                     access,
                     iova,

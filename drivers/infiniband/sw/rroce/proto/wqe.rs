@@ -289,6 +289,37 @@ pub(crate) enum RingData<'a> {
     Sges(Sges<'a>),
 }
 
+/// What a request needs besides its remote address and key, by its
+/// operation: one kind at most (the union `wr` of `struct rxe_send_wr`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Operands<A> {
+    None,
+    /// A UD send: the destination QP, its Q_Key, and its address. Once
+    /// taken, the QPN is 24 bits, the Q_Key the one to send and the
+    /// destination an address vector.
+    Ud {
+        remote_qpn: u32,
+        remote_qkey: u32,
+        dest: UdDest<A>,
+    },
+    /// Compare (or add) and swap.
+    Atomic {
+        compare_add: u64,
+        swap: u64,
+    },
+    Bind(MwBind),
+    Reg(FastReg),
+    Flush(Flush),
+}
+
+/// Where a UD send goes: a process names its AH by number, a kernel
+/// consumer gives the AH's address vector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum UdDest<A> {
+    Ah(u32),
+    Av(A),
+}
+
 /// A send queue element, self-consistent; keys and addresses are checked on
 /// use. `D` is where its data is, `A` the address vector of a UD request
 /// that names its AH directly (kernel consumers do).
@@ -303,23 +334,8 @@ pub(crate) struct SendWqe<D, A> {
     /// RDMA and atomic operations: the remote address and key.
     pub(crate) remote_addr: u64,
     pub(crate) rkey: u32,
-    /// Atomics: compare (or add) and swap operands.
-    pub(crate) compare_add: u64,
-    pub(crate) swap: u64,
-    /// UD: destination QP, its Q_Key, and the address handle's number.
-    /// Once taken, the QPN is 24 bits and the Q_Key the one to send.
-    pub(crate) remote_qpn: u32,
-    pub(crate) remote_qkey: u32,
-    pub(crate) ah_num: u32,
-    /// UD: the address vector of its AH, which a kernel consumer's request
-    /// carries and a process's gets when taken; `None` on connected QPs.
-    pub(crate) av: Option<A>,
-    /// A memory window bind.
-    pub(crate) mw: Option<MwBind>,
-    /// A FLUSH's placement and selectivity.
-    pub(crate) flush: Option<Flush>,
-    /// A fast registration.
-    pub(crate) reg: Option<FastReg>,
+    /// What else the operation needs, if anything.
+    pub(crate) operands: Operands<A>,
     /// The message length, which the data must add up to.
     pub(crate) length: u32,
     pub(crate) data: D,
@@ -342,15 +358,7 @@ impl<D, A> SendWqe<D, A> {
             ex,
             remote_addr: 0,
             rkey: 0,
-            compare_add: 0,
-            swap: 0,
-            remote_qpn: 0,
-            remote_qkey: 0,
-            ah_num: 0,
-            av: None,
-            mw: None,
-            flush: None,
-            reg: None,
+            operands: Operands::None,
             length,
             data,
         }
@@ -365,15 +373,7 @@ impl<D, A> SendWqe<D, A> {
             ex,
             remote_addr,
             rkey,
-            compare_add,
-            swap,
-            remote_qpn,
-            remote_qkey,
-            ah_num,
-            av,
-            mw,
-            flush,
-            reg,
+            operands,
             length,
             data,
         } = self;
@@ -384,15 +384,7 @@ impl<D, A> SendWqe<D, A> {
             ex,
             remote_addr,
             rkey,
-            compare_add,
-            swap,
-            remote_qpn,
-            remote_qkey,
-            ah_num,
-            av,
-            mw,
-            flush,
-            reg,
+            operands,
             length,
             data: f(data)?,
         })
@@ -436,15 +428,18 @@ impl<'a, A> SendWqe<RingData<'a>, A> {
             WrOpcode::Flush => FLUSH_RKEY,
             _ => RDMA_RKEY,
         };
-        Some(Self {
-            remote_addr: ne_u64(b, u + REMOTE_ADDR),
-            rkey: ne_u32(b, u + rkey),
-            compare_add: ne_u64(b, u + ATOMIC_COMPARE_ADD),
-            swap: ne_u64(b, u + ATOMIC_SWAP),
-            remote_qpn: ne_u32(b, u + UD_REMOTE_QPN),
-            remote_qkey: ne_u32(b, u + UD_REMOTE_QKEY),
-            ah_num: ne_u32(b, u + UD_AH_NUM),
-            mw: (opcode == WrOpcode::BindMw).then(|| MwBind {
+        let operands = match opcode {
+            WrOpcode::CmpSwap | WrOpcode::FetchAdd => Operands::Atomic {
+                compare_add: ne_u64(b, u + ATOMIC_COMPARE_ADD),
+                swap: ne_u64(b, u + ATOMIC_SWAP),
+            },
+            // A UD send's; a connected QP's sends ignore them.
+            WrOpcode::Send | WrOpcode::SendImm => Operands::Ud {
+                remote_qpn: ne_u32(b, u + UD_REMOTE_QPN),
+                remote_qkey: ne_u32(b, u + UD_REMOTE_QKEY),
+                dest: UdDest::Ah(ne_u32(b, u + UD_AH_NUM)),
+            },
+            WrOpcode::BindMw => Operands::Bind(MwBind {
                 addr: ne_u64(b, u + REMOTE_ADDR),
                 length: ne_u64(b, u + MW_LENGTH),
                 mr_lkey: ne_u32(b, u + MW_MR_LKEY),
@@ -452,10 +447,16 @@ impl<'a, A> SendWqe<RingData<'a>, A> {
                 new_rkey: ne_u32(b, u + MW_RKEY),
                 access: ne_u32(b, u + MW_ACCESS),
             }),
-            flush: (opcode == WrOpcode::Flush).then(|| Flush {
+            WrOpcode::Flush => Operands::Flush(Flush {
                 placement: b[u + FLUSH_TYPE],
                 selectivity: b[u + FLUSH_LEVEL],
             }),
+            _ => Operands::None,
+        };
+        Some(Self {
+            remote_addr: ne_u64(b, u + REMOTE_ADDR),
+            rkey: ne_u32(b, u + rkey),
+            operands,
             ..Self::new(
                 ne_u64(b, send::WR_ID),
                 opcode,
@@ -560,7 +561,12 @@ mod tests {
         put32(&mut b, send::OPERANDS + operands::ATOMIC_RKEY, 2);
         put64(&mut b, send::OPERANDS + operands::ATOMIC_SWAP, 3);
         let w = Parsed::parse(&b, 1, 64).unwrap();
-        assert_eq!((w.rkey, w.compare_add, w.swap), (2, 1, 3));
+        assert_eq!(w.rkey, 2);
+        let want = Operands::Atomic {
+            compare_add: 1,
+            swap: 3,
+        };
+        assert_eq!(w.operands, want);
         assert!(matches!(w.data, RingData::Sges(ref s) if s.len() == 1));
     }
 
@@ -596,7 +602,7 @@ mod tests {
             placement: 1,
             selectivity: 1,
         };
-        assert_eq!(w.flush, Some(want));
+        assert_eq!(w.operands, Operands::Flush(want));
         assert!(matches!(w.data, RingData::Sges(ref s) if s.len() == 0));
     }
 
@@ -646,7 +652,7 @@ mod tests {
             new_rkey: 13,
             access: 14,
         };
-        assert_eq!(w.mw, Some(want));
+        assert_eq!(w.operands, Operands::Bind(want));
         assert!(w.opcode.is_local());
     }
 
