@@ -316,13 +316,17 @@ pub fn check_window(data: &[u8]) -> bool {
                     let id = next_id;
                     next_id += 1;
                     let placed = vec![false; track.npsn() as usize];
-                    w.admit(Wr {
-                        track,
-                        id,
-                        length,
-                        signalled,
-                        placed,
+                    let admitted = w.admit_with(|slot| -> Result<(), ()> {
+                        *slot = Some(Wr {
+                            track,
+                            id,
+                            length,
+                            signalled,
+                            placed,
+                        });
+                        Ok(())
                     });
+                    assert_eq!(admitted, Ok(()));
                     holds(&w);
                 }
                 Next::Send(slot) => {

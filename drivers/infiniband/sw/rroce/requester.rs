@@ -61,8 +61,8 @@ fn supported(qp_type: QpType, op: WrOpcode) -> bool {
     }
 }
 
-/// Checks a request and resolves its memory and destination; it starts at
-/// `psn`.
+/// Checks a request and resolves its memory and destination, and makes
+/// its entry in `slot`; it starts at `psn`.
 fn take(
     dev: &impl Services,
     qp: &QpCore,
@@ -70,7 +70,8 @@ fn take(
     mut wqe: SendWqe,
     mtu: u32,
     qkey: u32,
-) -> Result<Entry, (u64, WcOpcode, WcStatus)> {
+    slot: &mut Option<Entry>,
+) -> Result<(), (u64, WcOpcode, WcStatus)> {
     let fail = |status| (wqe.wr_id, WcOpcode::from(wqe.opcode), status);
     if !supported(qp.qp_type, wqe.opcode) {
         return Err(fail(WcStatus::LocQpOpErr));
@@ -79,11 +80,12 @@ fn take(
         // Done now, in posting order after the requests before it were
         // sent; it completes once they have.
         local_op(dev, qp, &wqe).map_err(fail)?;
-        return Ok(Entry {
+        *slot = Some(Entry {
             track: Track::local(psn),
             wqe,
             local: Memory::empty(),
         });
+        return Ok(());
     }
     let atomic = matches!(wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
     let access = if wqe.opcode == WrOpcode::Read || atomic {
@@ -138,11 +140,12 @@ fn take(
         // Connected: the QP's own destination.
         wqe.operands = Operands::None;
     }
-    Ok(Entry {
+    *slot = Some(Entry {
         track: Track::new(kind(wqe.opcode), wqe.length, mtu, psn),
         wqe,
         local,
-    })
+    });
+    Ok(())
 }
 
 /// Carries out a memory window bind or a local invalidation.
@@ -471,13 +474,19 @@ fn send_burst(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut
                         inner.send.pending = Some(wqe);
                         break;
                     }
-                    Fetched::Wqe(wqe) => take(dev, qp, psn, wqe, mtu, qkey),
+                    Fetched::Wqe(wqe) => {
+                        let local_signalled = wqe.opcode.is_local() && qp.signals(&wqe);
+                        let at_peer = wqe.opcode.completes_at_peer();
+                        let window = &mut inner.send.window;
+                        window
+                            .admit_with(|slot| take(dev, qp, psn, wqe, mtu, qkey, slot))
+                            .map(|()| (local_signalled, at_peer))
+                    }
                 };
                 match taken {
-                    Ok(e) => {
-                        awaits_ack |= e.wqe.opcode.is_local() && qp.signals(&e.wqe);
-                        inner.send.took_for_receiver |= e.wqe.opcode.completes_at_peer();
-                        inner.send.window.admit(e);
+                    Ok((local_signalled, at_peer)) => {
+                        awaits_ack |= local_signalled;
+                        inner.send.took_for_receiver |= at_peer;
                     }
                     Err((wr_id, opcode, status)) => {
                         complete_done(qp, inner);

@@ -293,14 +293,32 @@ where
 
     /// Takes `e` into the next slot, which [`Next::Take`] said is free;
     /// `e`'s track starts at [`SendWindow::next_psn`].
+    #[cfg(test)]
     pub(crate) fn admit(&mut self, e: E) {
-        let index = self.next;
-        let npsn = e.as_ref().npsn;
-        if let Some(slot) = self.slots.get_mut(index as usize) {
+        let _ = self.admit_with(|slot| -> Result<(), ()> {
             *slot = Some(e);
-            self.psn = self.psn + npsn;
+            Ok(())
+        });
+    }
+
+    /// Takes a request into the next slot, which [`Next::Take`] said is
+    /// free, as `take` makes it there (rather than moved in after): unless
+    /// `take` fails, the slot is then full and its track starts at
+    /// [`SendWindow::next_psn`].
+    pub(crate) fn admit_with<X>(
+        &mut self,
+        take: impl FnOnce(&mut Option<E>) -> Result<(), X>,
+    ) -> Result<(), X> {
+        let index = self.next;
+        let Some(slot) = self.slots.get_mut(index as usize) else {
+            return Ok(());
+        };
+        take(slot)?;
+        if let Some(e) = slot {
+            self.psn = self.psn + e.as_ref().npsn;
             self.next = self.ring.next(index);
         }
+        Ok(())
     }
 
     /// The requests taken, oldest first.
