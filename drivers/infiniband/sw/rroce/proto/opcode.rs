@@ -245,6 +245,8 @@ pub(crate) struct Info {
     pub(crate) segment: Segment,
     /// Which extension headers follow the BTH.
     pub(crate) ext: Ext,
+    /// The BTH and those headers' length, in bytes.
+    pub(crate) header_len: u8,
 }
 
 /// The longest BTH plus extension headers of any supported opcode.
@@ -363,6 +365,8 @@ impl Opcode {
             operation,
             segment,
             ext,
+            // 88 bytes even with every header: it fits a byte.
+            header_len: (BTH_LEN + ext.wire_len()) as u8,
         }
     }
 
@@ -388,7 +392,7 @@ impl Opcode {
 
     /// Returns the length of the BTH and the extension headers together.
     pub(crate) const fn header_len(self) -> usize {
-        BTH_LEN + self.ext().wire_len()
+        self.info().header_len as usize
     }
 
     /// Tells whether a payload may follow the headers.
