@@ -295,7 +295,7 @@ where
     /// `e`'s track starts at [`SendWindow::next_psn`].
     #[cfg(test)]
     pub(crate) fn admit(&mut self, e: E) {
-        let _ = self.admit_with(|slot| -> Result<(), ()> {
+        let Ok(()) = self.admit_with(|slot| -> Result<(), core::convert::Infallible> {
             *slot = Some(e);
             Ok(())
         });
