@@ -392,10 +392,17 @@ impl QpCore {
             self.establish(inner, pkt.headers.bth.psn);
             responder::receive(dev, self, inner, pkt, ip);
         } else {
+            let sends = inner.send.window.sends();
             if completer::receive_response(dev, self, inner, pkt) {
                 requester::run(dev, self, inner);
             }
-            self.arm_timer(dev, inner);
+            // Each packet sent armed the timer, and each tick arms it again
+            // while the QP waits: a response only moves the wait on, unless
+            // the requester sent or an RNR wait began. Arming for every READ
+            // response packet took 2 % of a 64 KiB READ's samples.
+            if inner.send.window.sends() != sends || inner.send.window.rnr_waiting() {
+                self.arm_timer(dev, inner);
+            }
         }
         inner.recv.ack_owed.is_some()
     }

@@ -197,6 +197,9 @@ pub(crate) struct SendWindow<S> {
     ack_next: bool,
     /// After an RNR NAK: when to try again.
     rnr_until: Option<u64>,
+    /// Packets sent, wrapping: whoever arms the timer for what was sent
+    /// tells by a change that something was.
+    sends: u32,
 }
 
 impl<E, S> SendWindow<S>
@@ -229,6 +232,7 @@ where
             probes: 0,
             ack_next: false,
             rnr_until: None,
+            sends: 0,
         }
     }
 
@@ -267,6 +271,11 @@ where
     /// Whether an RNR NAK holds the requester back.
     pub(crate) fn rnr_waiting(&self) -> bool {
         self.rnr_until.is_some()
+    }
+
+    /// How many packets have been sent, wrapping.
+    pub(crate) fn sends(&self) -> u32 {
+        self.sends
     }
 
     /// The entry in slot `index`, if any.
@@ -486,6 +495,7 @@ where
             self.high = end;
         }
         self.waiting_since = now;
+        self.sends = self.sends.wrapping_add(1);
         if !rc {
             self.una = self.psn;
         }

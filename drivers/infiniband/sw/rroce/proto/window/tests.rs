@@ -164,6 +164,26 @@ fn unsignalled_tail_sent_again_asks() {
 }
 
 #[test]
+fn sends_count_packets_sent_and_nothing_else() {
+    let mut w = window(8);
+    post(&mut w, Kind::Data, 3 * MTU);
+    assert_eq!(w.sends(), 0);
+    assert_eq!(send_all(&mut w, 0).len(), 3);
+    assert_eq!(w.sends(), 3);
+    // A response that makes progress sends nothing by itself.
+    w.ack(Psn::new(2), 1);
+    assert_eq!(done(&mut w), 1);
+    assert_eq!(w.sends(), 3);
+    // Sent again after a timeout: counted again.
+    post(&mut w, Kind::Data, MTU);
+    send_all(&mut w, 2);
+    let timeout = u64::from(timeout_usecs(14).div_ceil(1000));
+    assert_eq!(w.tick(2 + timeout, 14, 7, &Ms), Timer::Retry);
+    assert_eq!(send_all(&mut w, 2 + timeout).len(), 1);
+    assert_eq!(w.sends(), 5);
+}
+
+#[test]
 fn window_bounds_what_is_in_flight() {
     let mut w = window(8);
     post(&mut w, Kind::Data, 300 * MTU);
