@@ -233,7 +233,6 @@ fn invalidate_mw(mws: &Pool<MwCore>, qp: ForQp, rkey: Rkey, remote: bool) -> Res
 /// Unbinds the type 2 windows bound to QP `qpn`, which is going away, so
 /// that a QP given its number later cannot use them.
 pub(crate) fn qp_destroyed(mws: &Pool<MwCore>, qpn: Qpn) {
-    // Under the map's mutex, which allows the last MR reference to go.
     mws.for_each(|mw| {
         let mut b = mw.binding.lock();
         if b.window.as_ref().is_some_and(|w| w.qpn == Some(qpn)) {

@@ -10,10 +10,10 @@
 
 use crate::kernel_ext::ida::Ida;
 use kernel::{
-    new_mutex,
+    new_spinlock,
     prelude::*,
     rbtree::{RBTree, RBTreeNodeReservation},
-    sync::{Arc, Mutex},
+    sync::{Arc, SpinLock},
 };
 
 /// A protection domain's number, which the MRs, memory windows, AHs and QPs
@@ -70,18 +70,19 @@ impl Numbers {
 }
 
 /// Live objects by number, where the data path finds them; the map holds a
-/// reference, so a lookup never sees a freed object.
+/// reference, so a lookup never sees a freed object. A spinlock: a lookup
+/// is a few steps down a tree, taken for every packet.
 #[pin_data]
 struct ObjectMap<V: Send + Sync> {
     #[pin]
-    map: Mutex<RBTree<u32, Arc<V>>>,
+    map: SpinLock<RBTree<u32, Arc<V>>>,
 }
 
 impl<V: Send + Sync> ObjectMap<V> {
     /// An empty map.
     fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            map <- new_mutex!(RBTree::new()),
+            map <- new_spinlock!(RBTree::new()),
         })
     }
 
@@ -113,11 +114,27 @@ impl<V: Send + Sync> ObjectMap<V> {
         self.map.lock().remove(&n)
     }
 
-    /// Calls `f` on every object, under the map's lock: `f` must not take a
-    /// lock that is held while looking an object up.
+    /// Calls `f` on every object in the map when it is reached, in number
+    /// order, without the map's lock held: `f` may sleep, and drop the last
+    /// reference to another object.
     fn for_each(&self, mut f: impl FnMut(&V)) {
-        for v in self.map.lock().values() {
-            f(v);
+        let mut from = 0;
+        loop {
+            let next = {
+                let mut map = self.map.lock();
+                map.cursor_lower_bound(&from).map(|c| {
+                    let (n, v) = c.current();
+                    (*n, v.clone())
+                })
+            };
+            let Some((n, v)) = next else {
+                return;
+            };
+            f(&v);
+            match n.checked_add(1) {
+                Some(n) => from = n,
+                None => return,
+            }
         }
     }
 
@@ -192,8 +209,8 @@ impl<V: Send + Sync> Pool<V> {
         v
     }
 
-    /// Calls `f` on every object, under the pool's lock: `f` must not take a
-    /// lock that is held while looking an object up.
+    /// Calls `f` on every object, one at a time and without the pool's lock
+    /// held.
     pub(crate) fn for_each(&self, f: impl FnMut(&V)) {
         self.objects.for_each(f);
     }
