@@ -53,6 +53,10 @@ pub(super) struct Container<T: Driver> {
     pub(super) kick_since: AtomicUsize,
     /// The device's timer.
     pub(super) tick: Opaque<bindings::delayed_work>,
+    /// The jiffies `tick` was last armed to fire at, 0 once it has fired
+    /// (and as the device is allocated): an arm for no sooner than that
+    /// needs no call into the workqueue.
+    pub(super) tick_due: AtomicUsize,
     /// How many runs of `rx_work` and `kick_work` are under way, for
     /// `dealloc_driver` (see `quiesce`); 0 as the device is allocated.
     pub(super) work_running: AtomicUsize,
@@ -179,6 +183,9 @@ impl<T: Driver> Container<T> {
         let offset = offset_of!(Self, tick) + offset_of!(bindings::delayed_work, work);
         // SAFETY: Guaranteed by the caller.
         let c = unsafe { &*work.byte_sub(offset).cast::<Self>() };
+        // Before the driver looks at its QPs: an arm that still sees the old
+        // expiry was made before that look, which sees what it armed for.
+        c.tick_due.store(0, Ordering::Relaxed);
         // SAFETY: The device is alive while its work may run.
         T::tick(unsafe { Device::<T>::from_raw(c.ib.get()) });
     }
@@ -454,12 +461,21 @@ impl<T: Driver> Device<T> {
     /// Fires [`Driver::tick`] in `usecs` microseconds, or sooner if it is
     /// already due sooner.
     pub(crate) fn arm_tick(&self, usecs: u32) {
+        let c = self.container();
+        // SAFETY: A pure conversion.
+        let delay = unsafe { bindings::rroce_usecs_to_jiffies(usecs) };
+        let due = now().wrapping_add(delay);
+        // Each doorbell of a busy QP arms the timer: most find it armed.
+        let armed = c.tick_due.load(Ordering::Relaxed);
+        if armed != 0 && due.wrapping_sub(armed) as isize >= 0 {
+            return;
+        }
+        // Recorded before it is armed: recorded after, it could outlive a
+        // tick that fired in between, and keep every later arm from arming.
+        c.tick_due.store(due, Ordering::Relaxed);
         // SAFETY: The timer was initialised with the device and is cancelled
         // before it is freed.
-        unsafe {
-            let delay = bindings::rroce_usecs_to_jiffies(usecs);
-            bindings::rroce_arm_delayed_work(self.container().tick.get(), delay);
-        }
+        unsafe { bindings::rroce_arm_delayed_work(c.tick.get(), delay) };
     }
 
     /// The device of driver `T` bound to `netdev`, if any.
