@@ -62,16 +62,40 @@ fn supported(qp_type: QpType, op: WrOpcode) -> bool {
 }
 
 /// Checks a request and resolves its memory and destination, and makes
-/// its entry in `slot`; it starts at `psn`.
+/// its entry in `slot`; it starts at `psn`. The request is moved into the
+/// slot first and checked there: it is large, and each move a copy.
 fn take(
     dev: &impl Services,
     qp: &QpCore,
     psn: Psn,
-    mut wqe: SendWqe,
+    wqe: SendWqe,
     mtu: u32,
     qkey: u32,
     slot: &mut Option<Entry>,
 ) -> Result<(), (u64, WcOpcode, WcStatus)> {
+    let e = slot.insert(Entry {
+        track: Track::local(psn),
+        wqe,
+        local: Memory::empty(),
+    });
+    let made = make_entry(dev, qp, psn, e, mtu, qkey);
+    if made.is_err() {
+        *slot = None;
+    }
+    made
+}
+
+/// Checks the request of `e` and resolves its memory and destination, as
+/// [`take`] does.
+fn make_entry(
+    dev: &impl Services,
+    qp: &QpCore,
+    psn: Psn,
+    e: &mut Entry,
+    mtu: u32,
+    qkey: u32,
+) -> Result<(), (u64, WcOpcode, WcStatus)> {
+    let wqe = &mut e.wqe;
     let fail = |status| (wqe.wr_id, WcOpcode::from(wqe.opcode), status);
     if !supported(qp.qp_type, wqe.opcode) {
         return Err(fail(WcStatus::LocQpOpErr));
@@ -79,13 +103,7 @@ fn take(
     if wqe.opcode.is_local() {
         // Done now, in posting order after the requests before it were
         // sent; it completes once they have.
-        local_op(dev, qp, &wqe).map_err(fail)?;
-        *slot = Some(Entry {
-            track: Track::local(psn),
-            wqe,
-            local: Memory::empty(),
-        });
-        return Ok(());
+        return local_op(dev, qp, wqe).map_err(fail);
     }
     let atomic = matches!(wqe.opcode, WrOpcode::CmpSwap | WrOpcode::FetchAdd);
     let access = if wqe.opcode == WrOpcode::Read || atomic {
@@ -140,11 +158,9 @@ fn take(
         // Connected: the QP's own destination.
         wqe.operands = Operands::None;
     }
-    *slot = Some(Entry {
-        track: Track::new(kind(wqe.opcode), wqe.length, mtu, psn),
-        wqe,
-        local,
-    });
+    e.track = Track::new(kind(wqe.opcode), wqe.length, mtu, psn);
+    // The placeholder owns nothing: forgotten, it costs no drop.
+    core::mem::forget(core::mem::replace(&mut e.local, local));
     Ok(())
 }
 
