@@ -19,9 +19,13 @@
 #   scripts/insn-profile.sh [TOOL [SIZE [SHORT [LONG]]]]
 #                           default: ib_send_bw 64 10000 50000
 #
+# TOOL nvmeof counts fio's SIZE-byte random reads over NVMe-oF instead,
+# target and host on the one device, 16 in flight: SHORT and LONG are then
+# numbers of reads (a message is a read).
+#
 # Prints, per driver, the instructions per message by where they ran (the
-# driver, the rest of the kernel, user space) and its costliest functions.
-# The counts stay in the output directory.
+# driver, the rest of the kernel, user space), by kernel module, and its
+# costliest functions. The counts stay in the output directory.
 
 . "$(dirname "$0")/../tools/testing/selftests/rroce/lib.sh"
 
@@ -47,9 +51,16 @@ if ! in_vm; then
 	exit $status
 fi
 
-# run DRIVER ITERATIONS: one perftest run, client and server on the device.
+# run DRIVER ITERATIONS: one perftest run, client and server on the device,
+# or ITERATIONS reads by fio over NVMe-oF.
 run() {
 	local gid
+	if [ "$TOOL" = nvmeof ]; then
+		fio --name=randread --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
+			--bs="$SIZE" --iodepth=16 --size=64m --io_size=$(($2 * SIZE)) \
+			>>"$RROCE_SHARED/out.$1" 2>&1
+		return
+	fi
 	gid=$(gid_index $DEV "$RROCE_IP4") || return 1
 	port=$((port + 1))
 	"$TOOL" -d $DEV -x "$gid" -p $port -F -s "$SIZE" -n "$2" >/dev/null 2>&1 &
@@ -70,8 +81,12 @@ latest() {
 }
 
 port=19100
+[ "$TOOL" = nvmeof ] && . "$SELFTESTS_DIR/nvmeof.sh"
 for drv in rroce rxe; do
 	driver_up $drv || exit 1
+	if [ "$TOOL" = nvmeof ]; then
+		target_up && TRADDR=$RROCE_IP4 host_connect || exit 1
+	fi
 	# A first run, not counted: what only the first run does (reading the
 	# tool from the 9p root, seeding random numbers) would count against
 	# the short run.
@@ -83,5 +98,9 @@ for drv in rroce rxe; do
 		echo "$drv $phase $(latest)" >>"$RROCE_SHARED/dumps"
 	done
 	cp /proc/kallsyms "$RROCE_SHARED/kallsyms.$drv"
+	if [ "$TOOL" = nvmeof ]; then
+		host_disconnect
+		target_down
+	fi
 	driver_down $drv
 done

@@ -65,6 +65,13 @@ def main():
         print(f"\n{drv}: instructions per message, {total:.0f} in all")
         for where in ("driver", "rest of the kernel", "user space"):
             print(f"  {groups[where]:8.0f}  {where}")
+        modules = collections.Counter()
+        for (name, mod), v in diff.items():
+            if name != "user space":
+                modules[mod or "the kernel image"] += v
+        print(f"{drv}: kernel instructions per message by module")
+        for mod, v in modules.most_common(8):
+            print(f"  {v:8.0f}  {mod}")
         print(f"{drv}: costliest kernel functions, instructions per message")
         ranked = sorted(((v, k) for k, v in diff.items() if k[0] != "user space"), reverse=True)
         for v, (name, mod) in ranked[:top]:
