@@ -51,9 +51,10 @@ if ! in_vm; then
 	exit $status
 fi
 
-# run DRIVER ITERATIONS: one perftest run, client and server on the device,
-# or ITERATIONS reads by fio over NVMe-oF.
-run() {
+# workload DRIVER ITERATIONS: one perftest run, client and server on the
+# device, or ITERATIONS reads by fio over NVMe-oF. (Not `run`: lib.sh's
+# run shows a command's output.)
+workload() {
 	local gid
 	if [ "$TOOL" = nvmeof ]; then
 		fio --name=randread --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
@@ -90,10 +91,10 @@ for drv in rroce rxe; do
 	# A first run, not counted: what only the first run does (reading the
 	# tool from the 9p root, seeding random numbers) would count against
 	# the short run.
-	run $drv "$SHORT" || exit 1
+	workload $drv "$SHORT" || exit 1
 	for phase in short long; do
 		sync
-		run $drv "$([ $phase = short ] && echo "$SHORT" || echo "$LONG")" || exit 1
+		workload $drv "$([ $phase = short ] && echo "$SHORT" || echo "$LONG")" || exit 1
 		sync
 		echo "$drv $phase $(latest)" >>"$RROCE_SHARED/dumps"
 	done
