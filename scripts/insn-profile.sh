@@ -21,11 +21,14 @@
 #
 # TOOL nvmeof counts fio's SIZE-byte random reads over NVMe-oF instead,
 # target and host on the one device, 16 in flight: SHORT and LONG are then
-# numbers of reads (a message is a read).
+# numbers of reads (a message is a read); nvmeof-write, sequential writes.
 #
 # Prints, per driver, the instructions per message by where they ran (the
 # driver, the rest of the kernel, user space), by kernel module, and its
-# costliest functions. The counts stay in the output directory.
+# costliest functions. The counts stay in the output directory: with a
+# module built with debug information (make KRUSTFLAGS=-Cdebuginfo=1),
+# `scripts/insn-report.py DIR MESSAGES 40 --lines rroce.ko` also gives
+# rroce's costliest source lines.
 
 . "$(dirname "$0")/../tools/testing/selftests/rroce/lib.sh"
 
@@ -52,12 +55,12 @@ if ! in_vm; then
 fi
 
 # workload DRIVER ITERATIONS: one perftest run, client and server on the
-# device, or ITERATIONS reads by fio over NVMe-oF. (Not `run`: lib.sh's
-# run shows a command's output.)
+# device, or ITERATIONS reads or writes by fio over NVMe-oF. (Not `run`:
+# lib.sh's run shows a command's output.)
 workload() {
 	local gid
-	if [ "$TOOL" = nvmeof ]; then
-		fio --name=randread --filename="$NS" --direct=1 --ioengine=libaio --rw=randread \
+	if [ -n "$FIO_RW" ]; then
+		fio --name="$FIO_RW" --filename="$NS" --direct=1 --ioengine=libaio --rw="$FIO_RW" \
 			--bs="$SIZE" --iodepth=16 --size=64m --io_size=$(($2 * SIZE)) \
 			>>"$RROCE_SHARED/out.$1" 2>&1
 		return
@@ -82,10 +85,15 @@ latest() {
 }
 
 port=19100
-[ "$TOOL" = nvmeof ] && . "$SELFTESTS_DIR/nvmeof.sh"
+FIO_RW=
+case $TOOL in
+nvmeof) FIO_RW=randread ;;
+nvmeof-write) FIO_RW=write ;;
+esac
+[ -n "$FIO_RW" ] && . "$SELFTESTS_DIR/nvmeof.sh"
 for drv in rroce rxe; do
 	driver_up $drv || exit 1
-	if [ "$TOOL" = nvmeof ]; then
+	if [ -n "$FIO_RW" ]; then
 		target_up && TRADDR=$RROCE_IP4 host_connect || exit 1
 	fi
 	# A first run, not counted: what only the first run does (reading the
@@ -99,7 +107,7 @@ for drv in rroce rxe; do
 		echo "$drv $phase $(latest)" >>"$RROCE_SHARED/dumps"
 	done
 	cp /proc/kallsyms "$RROCE_SHARED/kallsyms.$drv"
-	if [ "$TOOL" = nvmeof ]; then
+	if [ -n "$FIO_RW" ]; then
 		host_disconnect
 		target_down
 	fi

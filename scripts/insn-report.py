@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reports what scripts/insn-profile.sh counted: per driver, the guest
 instructions per message that the long run executed beyond the short one,
-by where they ran and by kernel function.
+by where they ran and by kernel function. With --lines KO (the rroce.ko
+that ran, built with debug information), also rroce's costliest source
+lines: each translation block counted at the line it starts in, inlined
+code at the line it was inlined from.
 
-    insn-report.py DIR MESSAGES [TOP]
+    insn-report.py DIR MESSAGES [TOP] [--lines KO]
 """
 import bisect
 import collections
+import subprocess
 import sys
 
 KERNEL = 0xFFFF800000000000
@@ -45,9 +49,62 @@ def by_function(dump, syms):
     return out
 
 
+def module_offsets(ko):
+    """The .text offset of each function symbol of the module file KO."""
+    nm = subprocess.run(["nm", "--defined-only", ko], capture_output=True, text=True, check=True)
+    offsets = {}
+    for line in nm.stdout.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in "tT":
+            offsets[p[2]] = int(p[0], 16)
+    return offsets
+
+
+def by_line(diff_addrs, syms, module, ko, top):
+    """Prints the costliest source lines of MODULE's functions: DIFF_ADDRS
+    maps a translation block's address to its instructions per message."""
+    addrs = [s[0] for s in syms]
+    offsets = module_offsets(ko)
+    where = {}
+    for a in diff_addrs:
+        i = bisect.bisect_right(addrs, a) - 1
+        if i < 0 or syms[i][2] != module or syms[i][1] not in offsets:
+            continue
+        where[a] = offsets[syms[i][1]] + a - syms[i][0]
+    if not where:
+        return
+    order = sorted(where)
+    run = subprocess.run(
+        ["addr2line", "-a", "-i", "-e", ko, "-j", ".text"],
+        input="\n".join(f"{where[a]:x}" for a in order),
+        capture_output=True, text=True, check=True,
+    )
+    # Each address, then its inlined frames innermost first.
+    frames, current = {}, None
+    for line in run.stdout.splitlines():
+        if line.startswith("0x"):
+            current = int(line, 16)
+            frames[current] = []
+        elif current is not None:
+            frames[current].append(line.split(" (discriminator")[0].rsplit("/", 1)[-1])
+    lines = collections.Counter()
+    for a in order:
+        chain = frames.get(where[a]) or ["?"]
+        lines[" < ".join(chain[:3])] += diff_addrs[a]
+    print(f"costliest lines of {module}, innermost first, instructions per message")
+    for key, v in lines.most_common(top):
+        print(f"  {v:8.1f}  {key}")
+
+
 def main():
-    out, messages = sys.argv[1], int(sys.argv[2])
-    top = int(sys.argv[3]) if len(sys.argv) > 3 else 40
+    args = sys.argv[1:]
+    ko = None
+    if "--lines" in args:
+        i = args.index("--lines")
+        ko = args[i + 1]
+        del args[i : i + 2]
+    out, messages = args[0], int(args[1])
+    top = int(args[2]) if len(args) > 2 else 40
     dumps = {}
     for line in open(f"{out}/dumps"):
         drv, phase, n = line.split()
@@ -76,6 +133,11 @@ def main():
         ranked = sorted(((v, k) for k, v in diff.items() if k[0] != "user space"), reverse=True)
         for v, (name, mod) in ranked[:top]:
             print(f"  {v:8.1f}  {name} {mod}")
+        if ko and drv == "rroce":
+            short_a = counts(dumps[(drv, "short")])
+            long_a = counts(dumps[(drv, "long")])
+            per_addr = {a: (long_a[a] - short_a[a]) / messages for a in set(long_a) | set(short_a)}
+            by_line(per_addr, syms, module, ko, top)
 
 
 if __name__ == "__main__":
