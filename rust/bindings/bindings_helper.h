@@ -26,13 +26,3 @@
 
 /* Macros bindgen cannot evaluate, as constants it can. */
 const u32 RROCE_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
-/*
- * Room in front of a RoCEv2 packet for the link, IP and UDP headers; 12
- * more than a multiple of 16, so that in a head aligned to 16 (kmalloc's,
- * or a page fragment's behind NET_SKB_PAD) an IPv4 header,
- * 28 bytes before the BTH, starts 16-byte aligned, as the CPU's carry-less
- * multiply CRC takes its input: the ICRC then starts there, not with a
- * table walk up to the next 16 bytes.
- */
-const u32 RROCE_SKB_HEADROOM =
-	ALIGN(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr), 16) + 12;

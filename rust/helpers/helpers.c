@@ -97,23 +97,39 @@ struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata)
  */
 
 /*
- * A packet's head comes from the per-CPU page fragment cache, as a NIC's
+ * Room in front of a RoCEv2 packet for the link, IP and UDP headers; 12
+ * more than a multiple of 16, so that in a head aligned to 16 (kmalloc's,
+ * or a page fragment's behind NET_SKB_PAD) an IPv4 header,
+ * 28 bytes before the BTH, starts 16-byte aligned, as the CPU's carry-less
+ * multiply CRC takes its input: the ICRC then starts there, not with a
+ * table walk up to the next 16 bytes.
+ */
+#define RROCE_SKB_HEADROOM \
+	(ALIGN(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr), 16) + 12)
+
+/*
+ * A packet of @len bytes at *@data, uninitialised, behind the headroom.
+ * Its head comes from the per-CPU page fragment cache, as a NIC's
  * receive buffers do: a pointer bumped within a page, freed by dropping a
  * page reference. kmalloc's 2 KiB objects, freed in the order they were
  * sent, often went back to a slab other than the CPU's, the slow path.
  * The cache does not reclaim memory (__netdev_alloc_skb takes kmalloc when
  * asked to), so kmalloc with reclaim is the fallback.
  */
-struct sk_buff *rroce_alloc_skb(unsigned int size)
+struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned char **data)
 {
-	struct sk_buff *skb = __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
+	struct sk_buff *skb;
+	unsigned int size;
 
-	return skb ?: alloc_skb(size, GFP_KERNEL);
-}
-
-void rroce_skb_reserve(struct sk_buff *skb, unsigned int len)
-{
-	skb_reserve(skb, len);
+	if (check_add_overflow(len, RROCE_SKB_HEADROOM, &size))
+		return NULL;
+	skb = __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
+	skb = skb ?: alloc_skb(size, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, RROCE_SKB_HEADROOM);
+	*data = skb_put(skb, len);
+	return skb;
 }
 
 unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len)
@@ -215,24 +231,19 @@ u32 rroce_rt6_get_cookie(struct dst_entry *dst)
 	return rt6_get_cookie(dst_rt6_info(dst));
 }
 
-void rroce_skb_clear_hash(struct sk_buff *skb)
+/*
+ * Attaches @dst, whose reference the skb takes, to a packet of ours: it
+ * forgets where it came from, carries no checksum for the device to
+ * finish, and goes out of the route's device. One call for what each
+ * packet needs (a call per static inline costs as much as most of them).
+ */
+void rroce_skb_set_route(struct sk_buff *skb, struct dst_entry *dst)
 {
+	skb_scrub_packet(skb, false);
 	skb_clear_hash(skb);
-}
-
-void rroce_skb_set_csum_none(struct sk_buff *skb)
-{
 	skb->ip_summed = CHECKSUM_NONE;
-}
-
-void rroce_skb_dst_set(struct sk_buff *skb, struct dst_entry *dst)
-{
 	skb_dst_set(skb, dst);
-}
-
-void rroce_skb_set_dev_to_dst(struct sk_buff *skb)
-{
-	skb->dev = skb_dst(skb)->dev;
+	skb->dev = dst->dev;
 }
 
 __be16 rroce_skb_protocol(const struct sk_buff *skb)
@@ -245,25 +256,17 @@ unsigned char *rroce_skb_push(struct sk_buff *skb, unsigned int len)
 	return __skb_push(skb, len);
 }
 
-void rroce_skb_reset_network_header(struct sk_buff *skb)
+/*
+ * Marks the IP header (IPv4 if @v4) at the data and the UDP header
+ * @ip_len bytes on, with a zeroed control block for the IP layer (IPCB or
+ * IP6CB), as a new packet of that protocol.
+ */
+void rroce_skb_set_ip_udp(struct sk_buff *skb, int ip_len, bool v4)
 {
 	skb_reset_network_header(skb);
-}
-
-void rroce_skb_set_transport_header(struct sk_buff *skb, int offset)
-{
-	skb_set_transport_header(skb, offset);
-}
-
-/* The IP layer's control block: IPCB or IP6CB, zeroed for a new packet. */
-void rroce_skb_clear_cb(struct sk_buff *skb)
-{
+	skb_set_transport_header(skb, ip_len);
 	memset(skb->cb, 0, sizeof(skb->cb));
-}
-
-void rroce_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
-{
-	skb->protocol = protocol;
+	skb->protocol = htons(v4 ? ETH_P_IP : ETH_P_IPV6);
 }
 
 void rroce_skb_queue_head_init(struct sk_buff_head *list)

@@ -41,19 +41,14 @@ impl SkBuff {
         len: usize,
         fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
     ) -> Result<Self, E> {
-        let headroom = bindings::RROCE_SKB_HEADROOM;
         let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
-        let size = len32.checked_add(headroom).ok_or(EINVAL)?;
+        let mut data = core::ptr::null_mut();
         // SAFETY: Any size may be asked for; failure is a null pointer.
-        let raw = NonNull::new(unsafe { bindings::rroce_alloc_skb(size) }).ok_or(ENOMEM)?;
-        // SAFETY: The new skb is ours and empty, with room for
-        // `headroom + len` bytes: the headroom goes in front, then `len`
-        // bytes of data, which `skb_put` returns, uninitialised.
-        let data = unsafe {
-            bindings::rroce_skb_reserve(raw.as_ptr(), headroom);
-            let data = bindings::skb_put(raw.as_ptr(), len32);
-            core::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len)
-        };
+        let raw =
+            NonNull::new(unsafe { bindings::rroce_alloc_skb(len32, &mut data) }).ok_or(ENOMEM)?;
+        // SAFETY: The new skb is ours, with `len` bytes of data at `data`,
+        // uninitialised, behind room for the headers.
+        let data = unsafe { core::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len) };
         let mut f = Fill::new(data);
         let filled = fill(&mut f).and_then(|()| {
             if f.is_full() {
@@ -157,16 +152,8 @@ impl SkBuff {
             Route::Out
         };
         let skb = self.0.as_ptr();
-        // SAFETY: The skb is ours. It forgets where it came from, carries no
-        // checksum for the device to finish, and takes over the reference
-        // `dst` held; it then goes out of the route's device.
-        unsafe {
-            bindings::skb_scrub_packet(skb, false);
-            bindings::rroce_skb_clear_hash(skb);
-            bindings::rroce_skb_set_csum_none(skb);
-            bindings::rroce_skb_dst_set(skb, dst.into_raw());
-            bindings::rroce_skb_set_dev_to_dst(skb);
-        }
+        // SAFETY: The skb is ours; it takes over the reference `dst` held.
+        unsafe { bindings::rroce_skb_set_route(skb, dst.into_raw()) };
         Ok(route)
     }
 
@@ -184,21 +171,15 @@ impl SkBuff {
         }
         let len = ip_len + UDP_HEADER_LEN;
         let skb = self.0.as_ptr();
-        // SAFETY: `alloc` reserved `HEADROOM` bytes in front of the data,
+        // SAFETY: `build` left room in front of the data for the headers,
         // room for `len`; the pushed bytes are ours until the skb goes.
         let hdr = unsafe {
             core::slice::from_raw_parts_mut(bindings::rroce_skb_push(skb, len as u32), len)
         };
         write(hdr)?;
-        let protocol = if v4 { ETH_P_IP } else { ETH_P_IPV6 };
         // SAFETY: The headers are in place at the data: the network header
         // is there, the transport header `ip_len` bytes on.
-        unsafe {
-            bindings::rroce_skb_reset_network_header(skb);
-            bindings::rroce_skb_set_transport_header(skb, ip_len as ffi::c_int);
-            bindings::rroce_skb_clear_cb(skb);
-            bindings::rroce_skb_set_protocol(skb, protocol.to_be());
-        }
+        unsafe { bindings::rroce_skb_set_ip_udp(skb, ip_len as ffi::c_int, v4) };
         Ok(())
     }
 
@@ -257,11 +238,10 @@ impl SkBuff {
     }
 }
 
-/// `ETH_P_IP` and `ETH_P_IPV6` (`include/uapi/linux/if_ether.h`).
+/// `ETH_P_IP` (`include/uapi/linux/if_ether.h`).
 const ETH_P_IP: u16 = 0x0800;
-const ETH_P_IPV6: u16 = 0x86dd;
 /// The longest IP header `push_ip_udp` takes (IPv6 without extensions),
-/// and the UDP header: within the headroom `alloc` reserves.
+/// and the UDP header: within the headroom `build` leaves.
 const MAX_IP_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
 
