@@ -8,11 +8,6 @@
 
 #include "helpers.h"
 
-int rroce_ib_mtu_enum_to_int(enum ib_mtu mtu)
-{
-	return ib_mtu_enum_to_int(mtu);
-}
-
 enum ib_mtu rroce_iboe_get_mtu(int netdev_mtu)
 {
 	return iboe_get_mtu(netdev_mtu);
@@ -412,11 +407,6 @@ bool rroce_arm_delayed_work(struct delayed_work *work, unsigned long delay)
 unsigned long rroce_usecs_to_jiffies(unsigned int us)
 {
 	return usecs_to_jiffies(us);
-}
-
-unsigned long rroce_jiffies(void)
-{
-	return jiffies;
 }
 
 bool rroce_work_pending(struct work_struct *work)

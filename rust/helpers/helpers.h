@@ -27,7 +27,6 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
-int rroce_ib_mtu_enum_to_int(enum ib_mtu mtu);
 enum ib_mtu rroce_iboe_get_mtu(int netdev_mtu);
 
 struct ib_device *rroce_rdma_device_to_ibdev(struct device *device);
@@ -89,7 +88,6 @@ void rroce_init_delayed_work(struct delayed_work *work, work_func_t func);
 bool rroce_queue_device_work(struct work_struct *work, bool urgent);
 bool rroce_arm_delayed_work(struct delayed_work *work, unsigned long delay);
 unsigned long rroce_usecs_to_jiffies(unsigned int us);
-unsigned long rroce_jiffies(void);
 bool rroce_work_pending(struct work_struct *work);
 void rroce_cq_comp_handler(struct ib_cq *cq);
 

@@ -31,8 +31,16 @@ pub(crate) fn crc32_le(crc: u32, bytes: &[u8]) -> u32 {
 
 /// The kernel's tick counter (`jiffies`), for timeouts.
 pub(crate) fn jiffies() -> u64 {
-    // SAFETY: Reads a counter.
-    unsafe { crate::bindings::rroce_jiffies() as u64 }
+    ticks() as u64
+}
+
+/// `jiffies` as the kernel keeps it, an `unsigned long`: read in place,
+/// as C reads it, not through a call for every packet.
+pub(crate) fn ticks() -> usize {
+    // SAFETY: The kernel's tick counter, an aligned word that the timer
+    // updates and anyone may read at any time; a volatile read, as C's
+    // `volatile` declaration makes its reads.
+    unsafe { core::ptr::read_volatile(core::ptr::addr_of!(crate::bindings::jiffies)) as usize }
 }
 
 /// The time since boot in nanoseconds (`ktime_get`), for rates.

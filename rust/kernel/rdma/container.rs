@@ -30,8 +30,7 @@ use kernel::{sync::Arc, types::Opaque};
 
 /// The kernel's tick counter, `jiffies`.
 fn now() -> usize {
-    // SAFETY: Reading `jiffies` has no precondition.
-    unsafe { bindings::rroce_jiffies() }
+    crate::kernel_ext::ticks()
 }
 
 /// An `ib_device` of driver `T`, followed by its data.
@@ -244,7 +243,7 @@ impl<T: Driver> Container<T> {
         // it), and the queue takes the skb. `rx_state` is only accessed
         // under the queue's lock.
         unsafe {
-            *bindings::rroce_skb_stamp(skb) = bindings::rroce_jiffies();
+            *bindings::rroce_skb_stamp(skb) = now() as _;
             let flags = bindings::rroce_skb_queue_lock(queue);
             bindings::rroce___skb_queue_tail(queue, skb);
             let plugged = (*self.rx_state.get()).plugged > 0;
