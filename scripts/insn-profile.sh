@@ -28,7 +28,8 @@
 # costliest functions. The counts stay in the output directory: with a
 # module built with debug information (make KRUSTFLAGS=-Cdebuginfo=1),
 # `scripts/insn-report.py DIR MESSAGES 40 --lines rroce.ko` also gives
-# rroce's costliest source lines.
+# rroce's costliest source lines, and `... --in FUNCTION` those of one
+# function, by the calls inlined into it.
 
 . "$(dirname "$0")/../tools/testing/selftests/rroce/lib.sh"
 

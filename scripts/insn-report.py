@@ -5,9 +5,12 @@ instructions per message that the long run executed beyond the short one,
 by where they ran and by kernel function. With --lines KO (the rroce.ko
 that ran, built with debug information), also rroce's costliest source
 lines: each translation block counted at the line it starts in, inlined
-code at the line it was inlined from.
+code at the line it was inlined from. --in FUNCTION (a part of a symbol's
+name) narrows that to one function and reads each line's chain of
+inlined calls from the function down, DEPTH frames of it (default 3):
+where the function's instructions go.
 
-    insn-report.py DIR MESSAGES [TOP] [--lines KO]
+    insn-report.py DIR MESSAGES [TOP] [--lines KO [--in FUNCTION [DEPTH]]]
 """
 import bisect
 import collections
@@ -60,15 +63,18 @@ def module_offsets(ko):
     return offsets
 
 
-def by_line(diff_addrs, syms, module, ko, top):
-    """Prints the costliest source lines of MODULE's functions: DIFF_ADDRS
-    maps a translation block's address to its instructions per message."""
+def by_line(diff_addrs, syms, module, ko, top, within=None, depth=3):
+    """Prints the costliest source lines of MODULE's functions, or of those
+    whose name contains WITHIN: DIFF_ADDRS maps a translation block's
+    address to its instructions per message."""
     addrs = [s[0] for s in syms]
     offsets = module_offsets(ko)
     where = {}
     for a in diff_addrs:
         i = bisect.bisect_right(addrs, a) - 1
         if i < 0 or syms[i][2] != module or syms[i][1] not in offsets:
+            continue
+        if within and within not in syms[i][1]:
             continue
         where[a] = offsets[syms[i][1]] + a - syms[i][0]
     if not where:
@@ -90,19 +96,32 @@ def by_line(diff_addrs, syms, module, ko, top):
     lines = collections.Counter()
     for a in order:
         chain = frames.get(where[a]) or ["?"]
-        lines[" < ".join(chain[:3])] += diff_addrs[a]
-    print(f"costliest lines of {module}, innermost first, instructions per message")
+        if within:
+            lines[" > ".join(reversed(chain[-depth:]))] += diff_addrs[a]
+        else:
+            lines[" < ".join(chain[:depth])] += diff_addrs[a]
+    if within:
+        total = sum(diff_addrs[a] for a in order)
+        print(f"lines of {within}, {total:.0f} instructions per message, calls inward")
+    else:
+        print(f"costliest lines of {module}, innermost first, instructions per message")
     for key, v in lines.most_common(top):
         print(f"  {v:8.1f}  {key}")
 
 
 def main():
     args = sys.argv[1:]
-    ko = None
+    ko, within, depth = None, None, 3
     if "--lines" in args:
         i = args.index("--lines")
         ko = args[i + 1]
         del args[i : i + 2]
+    if "--in" in args:
+        i = args.index("--in")
+        within = args[i + 1]
+        n = 2 if i + 2 < len(args) and args[i + 2].isdigit() else 1
+        depth = int(args[i + 2]) if n == 2 else depth
+        del args[i : i + 1 + n]
     out, messages = args[0], int(args[1])
     top = int(args[2]) if len(args) > 2 else 40
     dumps = {}
@@ -137,7 +156,7 @@ def main():
             short_a = counts(dumps[(drv, "short")])
             long_a = counts(dumps[(drv, "long")])
             per_addr = {a: (long_a[a] - short_a[a]) / messages for a in set(long_a) | set(short_a)}
-            by_line(per_addr, syms, module, ko, top)
+            by_line(per_addr, syms, module, ko, top, within, depth)
 
 
 if __name__ == "__main__":
