@@ -204,35 +204,51 @@ mod tests {
                 ack_req: rng.chance(50),
                 psn: Psn::new(rng.u32()),
             },
-            ext: ExtHeaders {
-                deth: want.contains(Ext::DETH).then(|| Deth {
-                    qkey: rng.u32(),
-                    src_qpn: rng.u32() & 0xff_ffff,
-                }),
-                feth: want.contains(Ext::FETH).then(|| Feth {
-                    placement: rng.below(16) as u8,
-                    selectivity: rng.below(4) as u8,
-                }),
-                reth: want.contains(Ext::RETH).then(|| Reth {
-                    va: rng.next(),
-                    rkey: rng.u32(),
-                    dma_len: rng.u32(),
-                }),
-                atomic: want.contains(Ext::ATOMIC_ETH).then(|| AtomicEth {
-                    va: rng.next(),
-                    rkey: rng.u32(),
-                    swap_add: rng.next(),
-                    compare: rng.next(),
-                }),
-                aeth: want.contains(Ext::AETH).then_some(Aeth {
-                    syndrome,
-                    msn: rng.u32() & 0xff_ffff,
-                }),
-                atomic_ack: want
-                    .contains(Ext::ATOMIC_ACK_ETH)
-                    .then(|| AtomicAckEth { orig: rng.next() }),
-                imm: want.contains(Ext::IMM_DT).then(|| ImmDt { imm: rng.u32() }),
-                ieth: want.contains(Ext::IETH).then(|| Ieth { rkey: rng.u32() }),
+            ext: {
+                let mut ext = ExtHeaders::default();
+                if want.contains(Ext::DETH) {
+                    ext.set_deth(Deth {
+                        qkey: rng.u32(),
+                        src_qpn: rng.u32() & 0xff_ffff,
+                    });
+                }
+                if want.contains(Ext::FETH) {
+                    ext.set_feth(Feth {
+                        placement: rng.below(16) as u8,
+                        selectivity: rng.below(4) as u8,
+                    });
+                }
+                if want.contains(Ext::RETH) {
+                    ext.set_reth(Reth {
+                        va: rng.next(),
+                        rkey: rng.u32(),
+                        dma_len: rng.u32(),
+                    });
+                }
+                if want.contains(Ext::ATOMIC_ETH) {
+                    ext.set_atomic(AtomicEth {
+                        va: rng.next(),
+                        rkey: rng.u32(),
+                        swap_add: rng.next(),
+                        compare: rng.next(),
+                    });
+                }
+                if want.contains(Ext::AETH) {
+                    ext.set_aeth(Aeth {
+                        syndrome,
+                        msn: rng.u32() & 0xff_ffff,
+                    });
+                }
+                if want.contains(Ext::ATOMIC_ACK_ETH) {
+                    ext.set_atomic_ack(AtomicAckEth { orig: rng.next() });
+                }
+                if want.contains(Ext::IMM_DT) {
+                    ext.set_imm(ImmDt { imm: rng.u32() });
+                }
+                if want.contains(Ext::IETH) {
+                    ext.set_ieth(Ieth { rkey: rng.u32() });
+                }
+                ext
             },
         }
     }

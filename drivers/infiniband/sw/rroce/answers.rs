@@ -105,20 +105,22 @@ fn send(
             msn,
         } => Headers {
             bth: qp.bth(inner.attr.dest_qpn, opcode, psn),
-            ext: ExtHeaders {
-                aeth: Some(Aeth { syndrome, msn }),
-                ..Default::default()
+            ext: {
+                let mut ext = ExtHeaders::default();
+                ext.set_aeth(Aeth { syndrome, msn });
+                ext
             },
         },
         Answer::Atomic { psn, msn, orig } => Headers {
             bth: qp.bth(inner.attr.dest_qpn, Opcode::RcAtomicAck, psn),
-            ext: ExtHeaders {
-                aeth: Some(Aeth {
+            ext: {
+                let mut ext = ExtHeaders::default();
+                ext.set_aeth(Aeth {
                     syndrome: ack(),
                     msn,
-                }),
-                atomic_ack: Some(AtomicAckEth { orig }),
-                ..Default::default()
+                });
+                ext.set_atomic_ack(AtomicAckEth { orig });
+                ext
             },
         },
     };
@@ -145,7 +147,7 @@ fn send_read(
         };
         let mut ext = ExtHeaders::default();
         if opcode != Opcode::RcReadResponseMiddle {
-            ext.aeth = Some(Aeth {
+            ext.set_aeth(Aeth {
                 syndrome: ack(),
                 msn: r.msn,
             });

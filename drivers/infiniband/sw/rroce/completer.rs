@@ -46,7 +46,7 @@ pub(crate) fn receive_response(
     let now = jiffies();
     match pkt.headers.bth.opcode.operation() {
         Operation::Ack => {
-            let Some(aeth) = pkt.headers.ext.aeth else {
+            let Some(aeth) = pkt.headers.ext.aeth() else {
                 return false;
             };
             match aeth.syndrome {
@@ -123,7 +123,7 @@ fn read_response(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
 /// read response that holds nothing but an ACK.
 fn committed(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, slot: u32, now: u64) {
     let acked = matches!(
-        pkt.headers.ext.aeth.map(|a| a.syndrome),
+        pkt.headers.ext.aeth().map(|a| a.syndrome),
         Some(Syndrome::Ack { .. })
     );
     if pkt.headers.bth.opcode == Opcode::RcReadResponseOnly && pkt.payload.is_empty() && acked {
@@ -135,7 +135,7 @@ fn committed(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, slot: u32, now:
 
 /// Places an atomic's original value.
 fn atomic_ack(qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, now: u64) {
-    let Some(ack) = pkt.headers.ext.atomic_ack else {
+    let Some(ack) = pkt.headers.ext.atomic_ack() else {
         return;
     };
     let window = &mut inner.send.window;

@@ -232,7 +232,7 @@ fn plan(
     let (opcode, at, len) = match w.opcode {
         WrOpcode::Read => {
             let from = n * mtu;
-            ext.reth = Some(Reth {
+            ext.set_reth(Reth {
                 va: w.remote_addr.wrapping_add(from.into()),
                 rkey: w.rkey,
                 dma_len: (w.length - from).min(responses * mtu),
@@ -245,7 +245,7 @@ fn plan(
                 Operands::Atomic { compare_add, swap } => (compare_add, swap),
                 _ => (0, 0),
             };
-            ext.atomic = Some(AtomicEth {
+            ext.set_atomic(AtomicEth {
                 va: w.remote_addr,
                 rkey: w.rkey,
                 swap_add: if cmp { swap } else { compare_add },
@@ -260,11 +260,12 @@ fn plan(
         }
         WrOpcode::Flush => {
             // `take` checked that it fits.
-            ext.feth = match w.operands {
-                Operands::Flush(f) => Feth::new(f.placement, f.selectivity),
-                _ => None,
-            };
-            ext.reth = Some(Reth {
+            if let Operands::Flush(f) = w.operands {
+                if let Some(feth) = Feth::new(f.placement, f.selectivity) {
+                    ext.set_feth(feth);
+                }
+            }
+            ext.set_reth(Reth {
                 va: w.remote_addr,
                 rkey: w.rkey,
                 dma_len: w.length,
@@ -272,7 +273,7 @@ fn plan(
             (Opcode::RcFlush, 0, 0)
         }
         WrOpcode::AtomicWrite => {
-            ext.reth = Some(Reth {
+            ext.set_reth(Reth {
                 va: w.remote_addr,
                 rkey: w.rkey,
                 dma_len: w.length,
@@ -286,7 +287,7 @@ fn plan(
                     Operands::Ud { remote_qkey, .. } => remote_qkey,
                     _ => 0,
                 };
-                ext.deth = Some(Deth {
+                ext.set_deth(Deth {
                     qkey,
                     src_qpn: src_qpn.get(),
                 });
@@ -301,19 +302,19 @@ fn plan(
             let at = (n * mtu) as usize;
             let len = (w.length as usize - at).min(mtu as usize);
             if n == 0 && matches!(w.opcode, WrOpcode::Write | WrOpcode::WriteImm) {
-                ext.reth = Some(Reth {
+                ext.set_reth(Reth {
                     va: w.remote_addr,
                     rkey: w.rkey,
                     dma_len: w.length,
                 });
             }
             if opcode.has_imm() {
-                ext.imm = Some(ImmDt {
+                ext.set_imm(ImmDt {
                     imm: u32::from_be(w.ex),
                 });
             }
             if opcode.ext().contains(Ext::IETH) {
-                ext.ieth = Some(Ieth { rkey: w.ex });
+                ext.set_ieth(Ieth { rkey: w.ex });
             }
             (opcode, at, len)
         }

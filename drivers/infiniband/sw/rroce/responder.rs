@@ -260,9 +260,9 @@ fn recv_wc(qp: &QpCore, wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len
 /// The immediate data or invalidated rkey of a closing packet, as the
 /// completion reports it.
 fn recv_ex(pkt: &Packet<'_>) -> (u32, u32) {
-    if let Some(imm) = pkt.headers.ext.imm {
+    if let Some(imm) = pkt.headers.ext.imm() {
         (u32::from_ne_bytes(imm.imm.to_be_bytes()), WC_WITH_IMM)
-    } else if let Some(ieth) = pkt.headers.ext.ieth {
+    } else if let Some(ieth) = pkt.headers.ext.ieth() {
         (ieth.rkey, WC_WITH_INVALIDATE)
     } else {
         (0, 0)
@@ -304,7 +304,7 @@ fn execute(
         Operation::CompareSwap | Operation::FetchAdd => atomic(dev, qp, pkt, qp_access)?,
         Operation::AtomicWrite => atomic_write(dev, qp, pkt, qp_access)?,
         Operation::Flush => {
-            let (Some(feth), Some(reth)) = (pkt.headers.ext.feth, pkt.headers.ext.reth) else {
+            let (Some(feth), Some(reth)) = (pkt.headers.ext.feth(), pkt.headers.ext.reth()) else {
                 return Err(Refusal::Nak(NakCode::InvalidRequest));
             };
             flush(dev, qp, qp_access, &feth, &reth)?;
@@ -356,7 +356,7 @@ fn send_packet(
     }
     recv.len += pkt.payload.len();
     if opcode.ends_message() {
-        if let Some(ieth) = pkt.headers.ext.ieth {
+        if let Some(ieth) = pkt.headers.ext.ieth() {
             // As the C rxe: the receive completes in error, and
             // the peer is told its request was invalid.
             mw::invalidate(dev.keys(), qp.for_mw(), Rkey::new(ieth.rkey), true)
@@ -383,7 +383,7 @@ fn write_packet(
         let reth = pkt
             .headers
             .ext
-            .reth
+            .reth()
             .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
         if !qp_access.contains(Access::REMOTE_WRITE) {
             return Err(Refusal::Nak(NakCode::RemoteAccessError));
@@ -440,7 +440,7 @@ fn atomic(
     let a = pkt
         .headers
         .ext
-        .atomic
+        .atomic()
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let (mr, offset) = atomic_target(dev, qp, Rkey::new(a.rkey), Access::REMOTE_ATOMIC, a.va)?;
     let op = if pkt.headers.bth.opcode.operation() == Operation::CompareSwap {
@@ -466,7 +466,7 @@ fn atomic_write(
     let reth = pkt
         .headers
         .ext
-        .reth
+        .reth()
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let value =
         <[u8; 8]>::try_from(pkt.payload).map_err(|_| Refusal::Nak(NakCode::InvalidRequest))?;
@@ -630,7 +630,7 @@ fn read(
     let reth = pkt
         .headers
         .ext
-        .reth
+        .reth()
         .ok_or(Refusal::Nak(NakCode::InvalidRequest))?;
     let (mr, offset) = remote_target(dev, qp, &reth, Access::REMOTE_READ)?;
     // The response is read a packet at a time; on-demand memory that is
@@ -654,7 +654,7 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
     let psn = pkt.headers.bth.psn;
     match pkt.headers.bth.opcode.operation() {
         Operation::ReadRequest => {
-            let len = pkt.headers.ext.reth.map_or(0, |r| r.dma_len as usize);
+            let len = pkt.headers.ext.reth().map_or(0, |r| r.dma_len as usize);
             let npsn = read_npsn(len, qp.mtu(inner) as usize);
             if inner.recv.answers.resend_read_from(psn, npsn) {
                 inner.count(dev, Counter::DuplicateReadMerged);
@@ -702,7 +702,7 @@ fn duplicate(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet
 }
 
 fn receive_ud(_dev: &impl Services, qp: &QpCore, inner: &mut QpInner, pkt: &Packet<'_>, ip: &[u8]) {
-    let Some(deth) = pkt.headers.ext.deth else {
+    let Some(deth) = pkt.headers.ext.deth() else {
         return;
     };
     if deth.qkey != inner.attr.qkey {

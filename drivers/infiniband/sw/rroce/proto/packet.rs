@@ -63,47 +63,94 @@ impl From<HeaderError> for BuildError {
 
 /// The extension headers of one packet.
 ///
-/// Each is present exactly when the opcode's table entry lists it: parsing
-/// guarantees it, and writing refuses anything else.
+/// Every opcode has at most one header of the first kind (DETH, RETH,
+/// AtomicETH or AETH) and one of the second (FETH, AtomicAckETH, ImmDt or
+/// IETH), and so has this: 56 bytes, where one field for each header took
+/// 120, which every packet moved a few times on its way. Setting a header
+/// replaces another of its kind. Which are present is what the opcode's
+/// table entry lists: parsing guarantees it, and writing refuses anything
+/// else.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ExtHeaders {
-    /// Datagram ETH, on UD.
-    pub(crate) deth: Option<Deth>,
-    /// FLUSH ETH, on FLUSH.
-    pub(crate) feth: Option<Feth>,
-    /// RDMA ETH, on the first WRITE packet, read requests, FLUSH and ATOMIC
-    /// WRITE.
-    pub(crate) reth: Option<Reth>,
-    /// Atomic ETH, on compare-swap and fetch-add.
-    pub(crate) atomic: Option<AtomicEth>,
-    /// ACK ETH, on ACKs and the first and last read responses.
-    pub(crate) aeth: Option<Aeth>,
-    /// Atomic ACK ETH, on atomic ACKs.
-    pub(crate) atomic_ack: Option<AtomicAckEth>,
-    /// Immediate data, on the last packet of a message with immediate.
-    pub(crate) imm: Option<ImmDt>,
-    /// Invalidate ETH, on the last packet of a SEND with invalidate.
-    pub(crate) ieth: Option<Ieth>,
+    first: First,
+    second: Second,
+}
+
+/// The headers of the first kind: what a request or an answer is about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum First {
+    #[default]
+    None,
+    Deth(Deth),
+    Reth(Reth),
+    Atomic(AtomicEth),
+    Aeth(Aeth),
+}
+
+/// The headers of the second kind: what rides with one of the first, or
+/// alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Second {
+    #[default]
+    None,
+    Feth(Feth),
+    AtomicAck(AtomicAckEth),
+    Imm(ImmDt),
+    Ieth(Ieth),
+}
+
+/// For each header, a getter and a setter, the header held in `$field`
+/// as `$kind::$variant`.
+macro_rules! ext_headers {
+    ($($doc:literal $get:ident $set:ident: $field:ident = $kind:ident::$variant:ident($ty:ty);)*) => {
+        $(
+            #[doc = concat!("The ", $doc, ", if the packet has one.")]
+            pub(crate) fn $get(&self) -> Option<$ty> {
+                match self.$field {
+                    $kind::$variant(h) => Some(h),
+                    _ => None,
+                }
+            }
+
+            #[doc = concat!("Sets the ", $doc, ", in place of any header of its kind.")]
+            pub(crate) fn $set(&mut self, h: $ty) {
+                self.$field = $kind::$variant(h);
+            }
+        )*
+    };
 }
 
 impl ExtHeaders {
+    ext_headers! {
+        "datagram ETH (UD)" deth set_deth: first = First::Deth(Deth);
+        "RDMA ETH (a WRITE's first packet, a read request, FLUSH, ATOMIC WRITE)"
+            reth set_reth: first = First::Reth(Reth);
+        "atomic ETH (compare-swap, fetch-add)" atomic set_atomic: first = First::Atomic(AtomicEth);
+        "ACK ETH (ACKs, a read's first and last responses)" aeth set_aeth: first = First::Aeth(Aeth);
+        "FLUSH ETH" feth set_feth: second = Second::Feth(Feth);
+        "atomic ACK ETH" atomic_ack set_atomic_ack: second = Second::AtomicAck(AtomicAckEth);
+        "immediate data (a message's last packet)" imm set_imm: second = Second::Imm(ImmDt);
+        "invalidate ETH (a SEND with invalidate's last packet)"
+            ieth set_ieth: second = Second::Ieth(Ieth);
+    }
+
     /// Returns the set of headers present.
     fn set(&self) -> Ext {
-        let mut set = Ext::NONE;
-        let mut add = |present: bool, ext: Ext| {
-            if present {
-                set = set.with(ext);
-            }
+        let first = match self.first {
+            First::None => Ext::NONE,
+            First::Deth(_) => Ext::DETH,
+            First::Reth(_) => Ext::RETH,
+            First::Atomic(_) => Ext::ATOMIC_ETH,
+            First::Aeth(_) => Ext::AETH,
         };
-        add(self.deth.is_some(), Ext::DETH);
-        add(self.feth.is_some(), Ext::FETH);
-        add(self.reth.is_some(), Ext::RETH);
-        add(self.atomic.is_some(), Ext::ATOMIC_ETH);
-        add(self.aeth.is_some(), Ext::AETH);
-        add(self.atomic_ack.is_some(), Ext::ATOMIC_ACK_ETH);
-        add(self.imm.is_some(), Ext::IMM_DT);
-        add(self.ieth.is_some(), Ext::IETH);
-        set
+        let second = match self.second {
+            Second::None => Ext::NONE,
+            Second::Feth(_) => Ext::FETH,
+            Second::AtomicAck(_) => Ext::ATOMIC_ACK_ETH,
+            Second::Imm(_) => Ext::IMM_DT,
+            Second::Ieth(_) => Ext::IETH,
+        };
+        first.with(second)
     }
 }
 
@@ -116,15 +163,22 @@ pub(crate) struct Headers {
     pub(crate) ext: ExtHeaders,
 }
 
-/// Parses a `H` from the front of `rest` if `want` has it, and steps past it.
-fn take<H: Header>(rest: &mut &[u8], want: Ext, which: Ext) -> Result<Option<H>, HeaderError> {
+/// Parses a `H` from the front of `rest` if `want` has it, puts it in `ext`
+/// by `set`, and steps past it.
+fn take<H: Header>(
+    rest: &mut &[u8],
+    want: Ext,
+    which: Ext,
+    ext: &mut ExtHeaders,
+    set: impl FnOnce(&mut ExtHeaders, H),
+) -> Result<(), HeaderError> {
     if !want.contains(which) {
-        return Ok(None);
+        return Ok(());
     }
     let (head, tail) = wire::split(rest, H::LEN).ok_or(HeaderError::Truncated)?;
-    let h = H::parse(head)?;
+    set(ext, H::parse(head)?);
     *rest = tail;
-    Ok(Some(h))
+    Ok(())
 }
 
 /// Writes `h`, if any, to the front of `buf` and returns what follows it.
@@ -145,7 +199,7 @@ impl Headers {
 
     /// The AETH's syndrome byte, on an ACK or NAK.
     pub(crate) fn syndrome(&self) -> Option<u8> {
-        self.ext.aeth.and_then(|a| a.syndrome.to_u8().ok())
+        self.ext.aeth().and_then(|a| a.syndrome.to_u8().ok())
     }
 
     /// Parses the BTH and the extension headers its opcode calls for, and
@@ -154,17 +208,19 @@ impl Headers {
         let bth = Bth::parse(bytes)?;
         let want = bth.opcode.ext();
         let mut rest = bytes.get(Bth::LEN..).ok_or(HeaderError::Truncated)?;
-        // Wire order: the order of `Ext`.
-        let ext = ExtHeaders {
-            deth: take(&mut rest, want, Ext::DETH)?,
-            feth: take(&mut rest, want, Ext::FETH)?,
-            reth: take(&mut rest, want, Ext::RETH)?,
-            atomic: take(&mut rest, want, Ext::ATOMIC_ETH)?,
-            aeth: take(&mut rest, want, Ext::AETH)?,
-            atomic_ack: take(&mut rest, want, Ext::ATOMIC_ACK_ETH)?,
-            imm: take(&mut rest, want, Ext::IMM_DT)?,
-            ieth: take(&mut rest, want, Ext::IETH)?,
-        };
+        // Wire order: the order of `Ext`. An opcode has at most one header
+        // of each kind (`ExtHeaders`), so none replaces another.
+        let mut ext = ExtHeaders::default();
+        let (r, e) = (&mut rest, &mut ext);
+        type E = ExtHeaders;
+        take(r, want, Ext::DETH, e, E::set_deth)?;
+        take(r, want, Ext::FETH, e, E::set_feth)?;
+        take(r, want, Ext::RETH, e, E::set_reth)?;
+        take(r, want, Ext::ATOMIC_ETH, e, E::set_atomic)?;
+        take(r, want, Ext::AETH, e, E::set_aeth)?;
+        take(r, want, Ext::ATOMIC_ACK_ETH, e, E::set_atomic_ack)?;
+        take(r, want, Ext::IMM_DT, e, E::set_imm)?;
+        take(r, want, Ext::IETH, e, E::set_ieth)?;
         Ok((Self { bth, ext }, rest))
     }
 
@@ -182,14 +238,14 @@ impl Headers {
         self.bth.write(bth)?;
         // Wire order, as in `parse`.
         let ext = &self.ext;
-        let rest = put(rest, ext.deth.as_ref())?;
-        let rest = put(rest, ext.feth.as_ref())?;
-        let rest = put(rest, ext.reth.as_ref())?;
-        let rest = put(rest, ext.atomic.as_ref())?;
-        let rest = put(rest, ext.aeth.as_ref())?;
-        let rest = put(rest, ext.atomic_ack.as_ref())?;
-        let rest = put(rest, ext.imm.as_ref())?;
-        put(rest, ext.ieth.as_ref())?;
+        let rest = put(rest, ext.deth().as_ref())?;
+        let rest = put(rest, ext.feth().as_ref())?;
+        let rest = put(rest, ext.reth().as_ref())?;
+        let rest = put(rest, ext.atomic().as_ref())?;
+        let rest = put(rest, ext.aeth().as_ref())?;
+        let rest = put(rest, ext.atomic_ack().as_ref())?;
+        let rest = put(rest, ext.imm().as_ref())?;
+        put(rest, ext.ieth().as_ref())?;
         Ok(len)
     }
 }
@@ -277,33 +333,53 @@ mod tests {
                 ack_req: opcode.ends_message(),
                 psn: Psn::new(0xff_fffe),
             },
-            ext: ExtHeaders {
-                deth: pick(Ext::DETH).then_some(Deth {
-                    qkey: 0x8001_0000,
-                    src_qpn: 1,
-                }),
-                feth: pick(Ext::FETH).then_some(Feth {
-                    placement: Feth::GLOBAL,
-                    selectivity: Feth::MR,
-                }),
-                reth: pick(Ext::RETH).then_some(Reth {
-                    va: 0x7f00_0000_1000,
-                    rkey: 0x1234,
-                    dma_len: 4096,
-                }),
-                atomic: pick(Ext::ATOMIC_ETH).then_some(AtomicEth {
-                    va: 0x2000,
-                    rkey: 0x55,
-                    swap_add: 1,
-                    compare: 2,
-                }),
-                aeth: pick(Ext::AETH).then_some(Aeth {
-                    syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
-                    msn: 9,
-                }),
-                atomic_ack: pick(Ext::ATOMIC_ACK_ETH).then_some(AtomicAckEth { orig: 3 }),
-                imm: pick(Ext::IMM_DT).then_some(ImmDt { imm: 0xcafe }),
-                ieth: pick(Ext::IETH).then_some(Ieth { rkey: 0x4321 }),
+            ext: {
+                let mut ext = ExtHeaders::default();
+                if pick(Ext::DETH) {
+                    ext.set_deth(Deth {
+                        qkey: 0x8001_0000,
+                        src_qpn: 1,
+                    });
+                }
+                if pick(Ext::FETH) {
+                    ext.set_feth(Feth {
+                        placement: Feth::GLOBAL,
+                        selectivity: Feth::MR,
+                    });
+                }
+                if pick(Ext::RETH) {
+                    ext.set_reth(Reth {
+                        va: 0x7f00_0000_1000,
+                        rkey: 0x1234,
+                        dma_len: 4096,
+                    });
+                }
+                if pick(Ext::ATOMIC_ETH) {
+                    ext.set_atomic(AtomicEth {
+                        va: 0x2000,
+                        rkey: 0x55,
+                        swap_add: 1,
+                        compare: 2,
+                    });
+                }
+                if pick(Ext::AETH) {
+                    ext.set_aeth(Aeth {
+                        syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
+                        msn: 9,
+                    });
+                }
+                if pick(Ext::ATOMIC_ACK_ETH) {
+                    ext.set_atomic_ack(AtomicAckEth { orig: 3 });
+                }
+                if pick(Ext::IMM_DT) {
+                    ext.set_imm(ImmDt { imm: 0xcafe });
+                }
+                if pick(Ext::IETH) {
+                    ext.set_ieth(Ieth { rkey: 0x4321 });
+                }
+                // Each header the opcode wants, none replaced by another.
+                assert_eq!(ext.set(), want, "{opcode:?}");
+                ext
             },
         }
     }
@@ -355,13 +431,14 @@ mod tests {
                 ack_req: false,
                 psn: Psn::new(0x00_0405),
             },
-            ext: ExtHeaders {
-                deth: Some(Deth {
+            ext: {
+                let mut ext = ExtHeaders::default();
+                ext.set_deth(Deth {
                     qkey: 0x1111_1111,
                     src_qpn: 0x00_0011,
-                }),
-                imm: Some(ImmDt { imm: 0x0102_0304 }),
-                ..ExtHeaders::default()
+                });
+                ext.set_imm(ImmDt { imm: 0x0102_0304 });
+                ext
             },
         };
         let mut buf = [0u8; 64];
@@ -393,17 +470,18 @@ mod tests {
                 ack_req: true,
                 psn: Psn::new(7),
             },
-            ext: ExtHeaders {
-                feth: Some(Feth {
+            ext: {
+                let mut ext = ExtHeaders::default();
+                ext.set_feth(Feth {
                     placement: Feth::GLOBAL,
                     selectivity: Feth::RANGE,
-                }),
-                reth: Some(Reth {
+                });
+                ext.set_reth(Reth {
                     va: 0x1000,
                     rkey: 0x22,
                     dma_len: 0x300,
-                }),
-                ..ExtHeaders::default()
+                });
+                ext
             },
         };
         let mut buf = [0u8; 64];
@@ -508,10 +586,17 @@ mod tests {
     fn write_refuses_headers_the_opcode_does_not_list() {
         let mut buf = [0u8; 64];
         let mut h = headers(Opcode::RcWriteFirst, 0);
-        h.ext.reth = None;
+        h.ext = ExtHeaders::default();
         assert_eq!(h.write(&mut buf), Err(BuildError::ExtMismatch));
         let mut h = headers(Opcode::RcSendOnly, 0);
-        h.ext.imm = Some(ImmDt { imm: 1 });
+        h.ext.set_imm(ImmDt { imm: 1 });
+        assert_eq!(h.write(&mut buf), Err(BuildError::ExtMismatch));
+        // A header of the same kind replaces the one the opcode wants.
+        let mut h = headers(Opcode::RcWriteFirst, 0);
+        h.ext.set_aeth(Aeth {
+            syndrome: Syndrome::Ack { credits: 0 },
+            msn: 0,
+        });
         assert_eq!(h.write(&mut buf), Err(BuildError::ExtMismatch));
     }
 
