@@ -44,8 +44,8 @@ impl SkBuff {
         let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
         let mut data = core::ptr::null_mut();
         // SAFETY: Any size may be asked for; failure is a null pointer.
-        let raw =
-            NonNull::new(unsafe { bindings::rroce_alloc_skb(len32, &mut data) }).ok_or(ENOMEM)?;
+        let skb = unsafe { bindings::rroce_alloc_skb(len32, &mut data) };
+        let raw = NonNull::new(skb).ok_or(ENOMEM)?;
         // SAFETY: The new skb is ours, with `len` bytes of data at `data`,
         // uninitialised, behind room for the headers.
         let data = unsafe { core::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len) };
