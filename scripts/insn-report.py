@@ -130,8 +130,10 @@ def main():
         dumps[(drv, phase)] = f"{out}/count.{n}"
     for drv, module in MODULES.items():
         syms = symbols(f"{out}/kallsyms.{drv}")
-        short = by_function(counts(dumps[(drv, "short")]), syms)
-        long = by_function(counts(dumps[(drv, "long")]), syms)
+        short_a = counts(dumps[(drv, "short")])
+        long_a = counts(dumps[(drv, "long")])
+        short = by_function(short_a, syms)
+        long = by_function(long_a, syms)
         diff = {k: (long[k] - short[k]) / messages for k in set(long) | set(short)}
         groups = collections.Counter()
         for (name, mod), v in diff.items():
@@ -153,8 +155,6 @@ def main():
         for v, (name, mod) in ranked[:top]:
             print(f"  {v:8.1f}  {name} {mod}")
         if ko and drv == "rroce":
-            short_a = counts(dumps[(drv, "short")])
-            long_a = counts(dumps[(drv, "long")])
             per_addr = {a: (long_a[a] - short_a[a]) / messages for a in set(long_a) | set(short_a)}
             by_line(per_addr, syms, module, ko, top, within, depth)
 
