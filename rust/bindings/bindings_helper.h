@@ -26,3 +26,4 @@
 
 /* Macros bindgen cannot evaluate, as constants it can. */
 const u32 RROCE_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+const u32 RROCE_HZ = HZ;

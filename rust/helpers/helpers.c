@@ -404,11 +404,6 @@ bool rroce_arm_delayed_work(struct delayed_work *work, unsigned long delay)
 	return mod_delayed_work(system_wq, work, delay);
 }
 
-unsigned long rroce_usecs_to_jiffies(unsigned int us)
-{
-	return usecs_to_jiffies(us);
-}
-
 bool rroce_work_pending(struct work_struct *work)
 {
 	return work_pending(work);

@@ -87,7 +87,6 @@ void rroce_init_work(struct work_struct *work, work_func_t func);
 void rroce_init_delayed_work(struct delayed_work *work, work_func_t func);
 bool rroce_queue_device_work(struct work_struct *work, bool urgent);
 bool rroce_arm_delayed_work(struct delayed_work *work, unsigned long delay);
-unsigned long rroce_usecs_to_jiffies(unsigned int us);
 bool rroce_work_pending(struct work_struct *work);
 void rroce_cq_comp_handler(struct ib_cq *cq);
 

@@ -60,10 +60,10 @@ pub(crate) fn congestion_control() -> bool {
     }
 }
 
-/// `usecs` in jiffies, rounded up.
-pub(crate) fn usecs_to_jiffies(usecs: u32) -> u64 {
-    // SAFETY: A pure conversion.
-    unsafe { crate::bindings::rroce_usecs_to_jiffies(usecs) as u64 }
+/// `usecs` in jiffies, rounded up: computed here, where `HZ` is a
+/// constant, rather than called for on each arm of a timer.
+pub(crate) const fn usecs_to_jiffies(usecs: u32) -> u64 {
+    (usecs as u64 * crate::bindings::RROCE_HZ as u64).div_ceil(1_000_000)
 }
 
 /// `j` jiffies in microseconds.

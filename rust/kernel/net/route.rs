@@ -12,6 +12,7 @@ use core::ptr::NonNull;
 use kernel::{
     error::{from_err_ptr, Error},
     prelude::*,
+    types::ARef,
 };
 
 /// `IPPROTO_UDP` (`include/uapi/linux/in.h`).
@@ -110,16 +111,36 @@ impl Dst {
 /// obsolete it (when routes or devices change): a QP sends to one address,
 /// so it looks its route up once, not for every packet. The C rxe keeps its
 /// QPs' routes in their sockets the same way.
-pub(crate) struct RouteCache(Option<Cached>);
+pub(crate) struct RouteCache(Option<CachedRoute>);
 
-struct Cached {
-    oif: i32,
+/// A route in a [`RouteCache`].
+pub(crate) struct CachedRoute {
     saddr: [u8; 16],
     daddr: [u8; 16],
     /// What `dst_check` needs to know the route still holds: IPv6's
     /// serial number of the routing tree; 0 for IPv4.
     cookie: u32,
+    local: bool,
     dst: Dst,
+}
+
+impl CachedRoute {
+    /// Whether the route leads back into this host ([`Dst::is_local`]).
+    pub(crate) fn is_local(&self) -> bool {
+        self.local
+    }
+
+    /// Whether the kernel still uses the route (`dst_check`).
+    fn still_holds(&self) -> bool {
+        // SAFETY: The route is valid, by `Dst`'s invariant.
+        let held = unsafe { bindings::rroce_dst_check(self.dst.0.as_ptr(), self.cookie) };
+        !held.is_null()
+    }
+
+    /// A reference on the route, for a packet to take.
+    pub(crate) fn hold(&self) -> Dst {
+        self.dst.another()
+    }
 }
 
 impl RouteCache {
@@ -128,39 +149,37 @@ impl RouteCache {
         Self(None)
     }
 
-    /// [`Dst::output`], from the cache while it holds.
+    /// [`Dst::output`] out of the device `netdev` returns, from the cache
+    /// while it holds. A cache serves one sender, whose device does not
+    /// change: the device is asked for only to look the route up again.
     pub(crate) fn output(
         &mut self,
-        netdev: &NetDevice,
+        netdev: impl FnOnce() -> Result<ARef<NetDevice>>,
         saddr: &[u8; 16],
         daddr: &[u8; 16],
-    ) -> Result<Dst> {
-        let oif = ifindex(netdev);
-        if let Some(c) = &self.0 {
-            if c.oif == oif && c.saddr == *saddr && c.daddr == *daddr {
-                // SAFETY: The route is valid, by `Dst`'s invariant.
-                let held = unsafe { bindings::rroce_dst_check(c.dst.0.as_ptr(), c.cookie) };
-                if !held.is_null() {
-                    return Ok(c.dst.another());
-                }
-            }
+    ) -> Result<&CachedRoute> {
+        let holds = self
+            .0
+            .as_ref()
+            .is_some_and(|c| c.saddr == *saddr && c.daddr == *daddr && c.still_holds());
+        if !holds {
+            self.0 = None;
+            let dst = Dst::output(&*netdev()?, saddr, daddr)?;
+            let cookie = if ipv4_mapped(daddr).is_some() {
+                0
+            } else {
+                // SAFETY: An IPv6 route, valid by `Dst`'s invariant.
+                unsafe { bindings::rroce_rt6_get_cookie(dst.0.as_ptr()) }
+            };
+            self.0 = Some(CachedRoute {
+                saddr: *saddr,
+                daddr: *daddr,
+                cookie,
+                local: dst.is_local(),
+                dst,
+            });
         }
-        self.0 = None;
-        let dst = Dst::output(netdev, saddr, daddr)?;
-        let cookie = if ipv4_mapped(daddr).is_some() {
-            0
-        } else {
-            // SAFETY: An IPv6 route, valid by `Dst`'s invariant.
-            unsafe { bindings::rroce_rt6_get_cookie(dst.0.as_ptr()) }
-        };
-        self.0 = Some(Cached {
-            oif,
-            saddr: *saddr,
-            daddr: *daddr,
-            cookie,
-            dst: dst.another(),
-        });
-        Ok(dst)
+        self.0.as_ref().ok_or(EINVAL)
     }
 }
 

@@ -10,7 +10,7 @@ use core::{
     mem::{ManuallyDrop, MaybeUninit},
     ptr::NonNull,
 };
-use kernel::{error::to_result, ffi, prelude::*};
+use kernel::{error::to_result, ffi, prelude::*, types::ARef};
 
 /// A socket buffer (`struct sk_buff`) that we own; freed on drop.
 ///
@@ -136,25 +136,24 @@ impl SkBuff {
     }
 
     /// Routes the packet from `saddr` to `daddr` (IPv6, or IPv4-mapped
-    /// for IPv4) out of `netdev`, by `cache` while it holds, and attaches
-    /// the route to it.
+    /// for IPv4) out of the device `netdev` returns, by `cache` while it
+    /// holds. A packet that leaves takes the route along; one that stays in
+    /// this host needs none.
     pub(crate) fn route(
         &mut self,
         cache: &mut RouteCache,
-        netdev: &NetDevice,
+        netdev: impl FnOnce() -> Result<ARef<NetDevice>>,
         saddr: &[u8; 16],
         daddr: &[u8; 16],
     ) -> Result<Route> {
-        let dst = cache.output(netdev, saddr, daddr)?;
-        let route = if dst.is_local() {
-            Route::Local
-        } else {
-            Route::Out
-        };
-        let skb = self.0.as_ptr();
-        // SAFETY: The skb is ours; it takes over the reference `dst` held.
-        unsafe { bindings::rroce_skb_set_route(skb, dst.into_raw()) };
-        Ok(route)
+        let route = cache.output(netdev, saddr, daddr)?;
+        if route.is_local() {
+            return Ok(Route::Local);
+        }
+        let dst = route.hold();
+        // SAFETY: The skb is ours; it takes over the reference `dst` holds.
+        unsafe { bindings::rroce_skb_set_route(self.0.as_ptr(), dst.into_raw()) };
+        Ok(Route::Out)
     }
 
     /// Puts an IP header of `ip_len` bytes (IPv4 if `v4`) and a UDP header
@@ -190,16 +189,16 @@ impl SkBuff {
         unsafe { bindings::rroce_skb_pull_to_transport(self.0.as_ptr()) };
     }
 
-    /// Shows the packet, whose data starts at its IP header, to `netdev`'s
-    /// packet taps, as if it left through `netdev`, if the module's
-    /// `capture_loopback` parameter is on and a tap listens.
-    pub(crate) fn show_to_taps(&self, netdev: &NetDevice) {
+    /// Shows the packet, whose data starts at its IP header, to the packet
+    /// taps of the device `netdev` returns, as if it left through it, if
+    /// the module's `capture_loopback` parameter is on and a tap listens.
+    pub(crate) fn show_to_taps(&self, netdev: impl FnOnce() -> Option<ARef<NetDevice>>) {
         // SAFETY: A `bool` module parameter that sysfs may change at any
         // time; a racing read sees either value.
         let on = unsafe {
             core::ptr::read_volatile(core::ptr::addr_of!(bindings::rroce_capture_loopback))
         };
-        if on {
+        if let Some(netdev) = on.then(netdev).flatten() {
             // SAFETY: The skb and the netdev are alive during the call, which
             // leaves the skb as it was.
             unsafe { bindings::rroce_skb_tap(self.0.as_ptr(), netdev.as_raw()) };

@@ -19,7 +19,10 @@ use super::{
 };
 use crate::{
     bindings,
-    kernel_ext::net::{NetDevice, SkBuff},
+    kernel_ext::{
+        net::{NetDevice, SkBuff},
+        usecs_to_jiffies,
+    },
 };
 use core::{
     mem::{offset_of, ManuallyDrop},
@@ -169,9 +172,7 @@ impl<T: Driver> Container<T> {
     /// Whether work that has gone on without a break since `since`, in
     /// jiffies, may go on at high priority at `now`.
     fn urgent_since(since: usize, now: usize) -> bool {
-        // SAFETY: Converting microseconds has no precondition.
-        let limit = unsafe { bindings::rroce_usecs_to_jiffies(T::RX_URGENT_USECS) };
-        now.wrapping_sub(since) < limit
+        now.wrapping_sub(since) < usecs_to_jiffies(T::RX_URGENT_USECS) as usize
     }
 
     /// # Safety
@@ -461,8 +462,7 @@ impl<T: Driver> Device<T> {
     /// already due sooner.
     pub(crate) fn arm_tick(&self, usecs: u32) {
         let c = self.container();
-        // SAFETY: A pure conversion.
-        let delay = unsafe { bindings::rroce_usecs_to_jiffies(usecs) };
+        let delay = usecs_to_jiffies(usecs) as usize;
         let due = now().wrapping_add(delay);
         // Each doorbell of a busy QP arms the timer: most find it armed.
         let armed = c.tick_due.load(Ordering::Relaxed);

@@ -110,8 +110,13 @@ fn route_and_send<T: Driver>(
     mut skb: SkBuff,
     len: usize,
 ) -> Result<usize> {
-    let netdev = dev.netdev(PORT).ok_or(ENODEV)?;
-    let route = skb.route(&mut flow.route.lock(), &netdev, &av.sgid, &av.dgid)?;
+    let netdev = || dev.netdev(PORT);
+    let route = skb.route(
+        &mut flow.route.lock(),
+        || netdev().ok_or(ENODEV),
+        &av.sgid,
+        &av.dgid,
+    )?;
     let ip = IpHeader {
         saddr: av.sgid,
         daddr: av.dgid,
@@ -135,7 +140,7 @@ fn route_and_send<T: Driver>(
             let _ = skb.ip_output();
         }
         Route::Local => {
-            skb.show_to_taps(&netdev);
+            skb.show_to_taps(netdev);
             skb.pull_to_transport();
             dev.deliver_local(skb);
         }
