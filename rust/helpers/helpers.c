@@ -103,7 +103,8 @@ struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata)
 	(ALIGN(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr), 16) + 12)
 
 /*
- * A packet of @len bytes at *@data, uninitialised, behind the headroom.
+ * A packet of @len bytes at *@data, uninitialised, behind the headroom,
+ * with room for @room if that is more (for rroce_skb_reuse to fill later).
  * Its head comes from the per-CPU page fragment cache, as a NIC's
  * receive buffers do: a pointer bumped within a page, freed by dropping a
  * page reference. kmalloc's 2 KiB objects, freed in the order they were
@@ -111,12 +112,12 @@ struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata)
  * The cache does not reclaim memory (__netdev_alloc_skb takes kmalloc when
  * asked to), so kmalloc with reclaim is the fallback.
  */
-struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned char **data)
+struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned int room, unsigned char **data)
 {
 	struct sk_buff *skb;
 	unsigned int size;
 
-	if (check_add_overflow(len, RROCE_SKB_HEADROOM, &size))
+	if (check_add_overflow(max(len, room), RROCE_SKB_HEADROOM, &size))
 		return NULL;
 	skb = __netdev_alloc_skb(NULL, size, GFP_NOWAIT | __GFP_NOWARN);
 	skb = skb ?: alloc_skb(size, GFP_KERNEL);
@@ -125,6 +126,25 @@ struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned char **data)
 	skb_reserve(skb, RROCE_SKB_HEADROOM);
 	*data = skb_put(skb, len);
 	return skb;
+}
+
+/*
+ * Empties a packet that this device sent itself, and has handled, for the
+ * next: @len bytes put behind the headroom that rroce_alloc_skb leaves,
+ * returned; NULL if they do not fit. Such a packet never met the IP layer
+ * (rroce_skb_rx_cb(skb)->local): it holds no route, socket, destructor or
+ * conntrack entry, and only the data pointers and the headers that
+ * rroce_skb_set_ip_udp sets again have moved.
+ */
+unsigned char *rroce_skb_reuse(struct sk_buff *skb, unsigned int len)
+{
+	if (skb_shared(skb) || skb_cloned(skb) || skb_is_nonlinear(skb) ||
+	    skb_end_offset(skb) < RROCE_SKB_HEADROOM + len)
+		return NULL;
+	skb->data = skb->head + RROCE_SKB_HEADROOM;
+	skb_reset_tail_pointer(skb);
+	skb->len = 0;
+	return skb_put(skb, len);
 }
 
 unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len)
@@ -279,12 +299,12 @@ u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list)
 	return skb_queue_len_lockless(list);
 }
 
-/* The arrival stamp of a received packet, in its control block (ours). */
-static_assert(sizeof(unsigned long) <= sizeof_field(struct sk_buff, cb));
+/* How a queued packet came, in its control block (ours while queued). */
+static_assert(sizeof(struct rroce_rx_cb) <= sizeof_field(struct sk_buff, cb));
 
-unsigned long *rroce_skb_stamp(struct sk_buff *skb)
+struct rroce_rx_cb *rroce_skb_rx_cb(struct sk_buff *skb)
 {
-	return (unsigned long *)skb->cb;
+	return (struct rroce_rx_cb *)skb->cb;
 }
 
 /* The queue's lock, with interrupts off: it is taken in softirq context. */

@@ -48,7 +48,8 @@ struct ib_ucontext *rroce_attrs_ucontext(struct uverbs_attr_bundle *attrs);
 struct ib_udata *rroce_attrs_udata(struct uverbs_attr_bundle *attrs);
 struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata);
 
-struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned char **data);
+struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned int room, unsigned char **data);
+unsigned char *rroce_skb_reuse(struct sk_buff *skb, unsigned int len);
 unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len);
 int rroce_skb_linearize(struct sk_buff *skb);
 unsigned char *rroce_skb_own_data(struct sk_buff *skb, unsigned int *len);
@@ -76,7 +77,14 @@ void rroce_skb_set_ip_udp(struct sk_buff *skb, int ip_len, bool v4);
 void rroce_skb_queue_head_init(struct sk_buff_head *list);
 void rroce_skb_queue_purge(struct sk_buff_head *list);
 u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list);
-unsigned long *rroce_skb_stamp(struct sk_buff *skb);
+/* A queued packet: when it arrived, in jiffies, and whether this device
+ * sent it to itself. */
+struct rroce_rx_cb {
+	unsigned long stamp;
+	bool local;
+};
+
+struct rroce_rx_cb *rroce_skb_rx_cb(struct sk_buff *skb);
 unsigned long rroce_skb_queue_lock(struct sk_buff_head *list);
 void rroce_skb_queue_unlock(struct sk_buff_head *list, unsigned long flags);
 void rroce___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb);

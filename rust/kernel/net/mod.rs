@@ -15,5 +15,6 @@ pub(crate) mod udp_tunnel;
 
 pub(crate) use self::{
     device::{with_rtnl, NetDevice, NetdevEvent, NetdevNotifier, NotifierRegistration},
-    skb::{Route, SkBuff},
+    route::Route,
+    skb::SkBuff,
 };

@@ -107,6 +107,14 @@ impl Dst {
     }
 }
 
+/// Where a packet goes.
+pub(crate) enum Route {
+    /// Out of a network device, by the route.
+    Out(Dst),
+    /// To a local address: it never leaves this host.
+    Local,
+}
+
 /// The route a sender used last, for as long as the kernel does not
 /// obsolete it (when routes or devices change): a QP sends to one address,
 /// so it looks its route up once, not for every packet. The C rxe keeps its
@@ -125,11 +133,6 @@ pub(crate) struct CachedRoute {
 }
 
 impl CachedRoute {
-    /// Whether the route leads back into this host ([`Dst::is_local`]).
-    pub(crate) fn is_local(&self) -> bool {
-        self.local
-    }
-
     /// Whether the kernel still uses the route (`dst_check`).
     fn still_holds(&self) -> bool {
         // SAFETY: The route is valid, by `Dst`'s invariant.
@@ -137,9 +140,14 @@ impl CachedRoute {
         !held.is_null()
     }
 
-    /// A reference on the route, for a packet to take.
-    pub(crate) fn hold(&self) -> Dst {
-        self.dst.another()
+    /// Where a packet by the route goes: out, taking a reference on the
+    /// route along, or into this host.
+    pub(crate) fn route(&self) -> Route {
+        if self.local {
+            Route::Local
+        } else {
+            Route::Out(self.dst.another())
+        }
     }
 }
 

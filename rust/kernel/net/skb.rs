@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
-use super::{device::NetDevice, route::RouteCache};
+use super::{device::NetDevice, route::Dst};
 use crate::{bindings, kernel_ext::fill::Fill};
 use core::{
     mem::{ManuallyDrop, MaybeUninit},
@@ -41,12 +41,39 @@ impl SkBuff {
         len: usize,
         fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
     ) -> Result<Self, E> {
+        Self::build_in(None, len, 0, fill)
+    }
+
+    /// As [`SkBuff::build`], in `spare` if it has the room (freeing it if
+    /// not), else in a new buffer with room for `room` bytes if that is
+    /// more than `len`. `spare` is a packet that this device built with
+    /// `build_in`, sent to itself and has handled: it never met the IP
+    /// layer, so it is an empty buffer again once its data is.
+    pub(crate) fn build_in<E: From<Error>>(
+        spare: Option<SkBuff>,
+        len: usize,
+        room: usize,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
         let mut data = core::ptr::null_mut();
-        // SAFETY: Any size may be asked for; failure is a null pointer.
-        let skb = unsafe { bindings::rroce_alloc_skb(len32, &mut data) };
+        let reused = spare.and_then(|spare| {
+            // SAFETY: The skb is ours, by the type invariant; the helper
+            // leaves it as it was if the data does not fit.
+            data = unsafe { bindings::rroce_skb_reuse(spare.0.as_ptr(), len32) };
+            (!data.is_null()).then(|| spare.into_raw())
+        });
+        let skb = match reused {
+            Some(skb) => skb,
+            None => {
+                let room32 = u32::try_from(room).map_err(|_| EINVAL)?;
+                // SAFETY: Any size may be asked for; failure is a null
+                // pointer.
+                unsafe { bindings::rroce_alloc_skb(len32, room32, &mut data) }
+            }
+        };
         let raw = NonNull::new(skb).ok_or(ENOMEM)?;
-        // SAFETY: The new skb is ours, with `len` bytes of data at `data`,
+        // SAFETY: The skb is ours, with `len` bytes of data at `data`,
         // uninitialised, behind room for the headers.
         let data = unsafe { core::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), len) };
         let mut f = Fill::new(data);
@@ -62,7 +89,7 @@ impl SkBuff {
             unsafe { bindings::rroce_kfree_skb(raw.as_ptr()) };
             return Err(e);
         }
-        // INVARIANT: A new skb, ours alone, its data all written.
+        // INVARIANT: An skb ours alone, its data all written.
         Ok(Self(raw))
     }
 
@@ -135,25 +162,10 @@ impl SkBuff {
         (!dev.is_null()).then(|| unsafe { NetDevice::from_raw(dev) })
     }
 
-    /// Routes the packet from `saddr` to `daddr` (IPv6, or IPv4-mapped
-    /// for IPv4) out of the device `netdev` returns, by `cache` while it
-    /// holds. A packet that leaves takes the route along; one that stays in
-    /// this host needs none.
-    pub(crate) fn route(
-        &mut self,
-        cache: &mut RouteCache,
-        netdev: impl FnOnce() -> Result<ARef<NetDevice>>,
-        saddr: &[u8; 16],
-        daddr: &[u8; 16],
-    ) -> Result<Route> {
-        let route = cache.output(netdev, saddr, daddr)?;
-        if route.is_local() {
-            return Ok(Route::Local);
-        }
-        let dst = route.hold();
+    /// Attaches `dst`, the route out of this host that the packet takes.
+    pub(crate) fn set_route(&mut self, dst: Dst) {
         // SAFETY: The skb is ours; it takes over the reference `dst` holds.
         unsafe { bindings::rroce_skb_set_route(self.0.as_ptr(), dst.into_raw()) };
-        Ok(Route::Out)
     }
 
     /// Puts an IP header of `ip_len` bytes (IPv4 if `v4`) and a UDP header
@@ -231,6 +243,11 @@ impl SkBuff {
         u16::from_be(unsafe { bindings::rroce_skb_protocol(self.0.as_ptr()) })
     }
 
+    /// The skb, which stays ours.
+    pub(crate) fn as_raw(&self) -> *mut bindings::sk_buff {
+        self.0.as_ptr()
+    }
+
     /// Hands the skb over to C code that frees it.
     pub(crate) fn into_raw(self) -> *mut bindings::sk_buff {
         ManuallyDrop::new(self).0.as_ptr()
@@ -243,15 +260,6 @@ const ETH_P_IP: u16 = 0x0800;
 /// and the UDP header: within the headroom `build` leaves.
 const MAX_IP_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
-
-/// Where [`SkBuff::route`] sends a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Route {
-    /// Out of a network device.
-    Out,
-    /// To a local address: it never leaves this host.
-    Local,
-}
 
 impl Drop for SkBuff {
     fn drop(&mut self) {

@@ -20,6 +20,7 @@ use super::{
 use crate::{
     bindings,
     kernel_ext::{
+        fill::Fill,
         net::{NetDevice, SkBuff},
         usecs_to_jiffies,
     },
@@ -29,7 +30,7 @@ use core::{
     ptr::addr_of_mut,
     sync::atomic::{AtomicUsize, Ordering},
 };
-use kernel::{sync::Arc, types::Opaque};
+use kernel::{error::Error, sync::Arc, types::Opaque};
 
 /// The kernel's tick counter, `jiffies`.
 fn now() -> usize {
@@ -46,6 +47,10 @@ pub(super) struct Container<T: Driver> {
     pub(super) rx_queue: Opaque<bindings::sk_buff_head>,
     /// How far `rx_queue` has been taken; under its lock.
     pub(super) rx_state: Opaque<RxState>,
+    /// Packets that this device sent itself and has handled, kept to build
+    /// the next ones in ([`Device::build_local`]): at most
+    /// [`Driver::RX_BUDGET`], what one burst sends.
+    pub(super) rx_spare: Opaque<bindings::sk_buff_head>,
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// Runs [`Driver::kicked`].
     pub(super) kick_work: Opaque<bindings::work_struct>,
@@ -203,6 +208,7 @@ impl<T: Driver> Container<T> {
             (*container).quiesce();
             bindings::cancel_delayed_work_sync((*container).tick.get());
             bindings::rroce_skb_queue_purge((*container).rx_queue.get());
+            bindings::rroce_skb_queue_purge((*container).rx_spare.get());
             core::ptr::drop_in_place(addr_of_mut!((*container).data));
             // Delisted last: the module's exit waits for listed devices
             // only, and dropping the data runs module code (closing the
@@ -235,8 +241,9 @@ impl<T: Driver> Container<T> {
         }
     }
 
-    /// Queues `skb`; returns whether a [`LocalRxPlug`] is held.
-    fn rx_enqueue(&self, skb: SkBuff) -> bool {
+    /// Queues `skb`, which this device sent itself if `local`; returns
+    /// whether a [`LocalRxPlug`] is held.
+    fn rx_enqueue(&self, skb: SkBuff, local: bool) -> bool {
         let queue = self.rx_queue.get();
         let skb = skb.into_raw();
         // SAFETY: The queue was initialised with the device; the skb's
@@ -244,7 +251,9 @@ impl<T: Driver> Container<T> {
         // it), and the queue takes the skb. `rx_state` is only accessed
         // under the queue's lock.
         unsafe {
-            *bindings::rroce_skb_stamp(skb) = now() as _;
+            let cb = bindings::rroce_skb_rx_cb(skb);
+            (*cb).stamp = now() as _;
+            (*cb).local = local;
             let flags = bindings::rroce_skb_queue_lock(queue);
             bindings::rroce___skb_queue_tail(queue, skb);
             let plugged = (*self.rx_state.get()).plugged > 0;
@@ -312,11 +321,29 @@ impl<T: Driver> Container<T> {
             }) else {
                 return;
             };
+            // SAFETY: Dequeued, so ours, with the control block
+            // `rx_enqueue` wrote.
+            let local = unsafe { (*bindings::rroce_skb_rx_cb(skb.as_raw())).local };
             if skb.linearize().is_ok() {
-                T::receive(dev, skb);
+                T::receive(dev, &mut skb);
+            }
+            if local {
+                self.keep_spare(skb);
             }
         }
         T::received(dev);
+    }
+
+    /// Keeps `skb`, a packet this device sent itself and has handled, to
+    /// build another in, if fewer than [`Driver::RX_BUDGET`] are kept.
+    fn keep_spare(&self, skb: SkBuff) {
+        let spare = self.rx_spare.get();
+        // SAFETY: The queue was initialised with the device; its length is
+        // read without its lock, as a hint.
+        if unsafe { bindings::rroce_skb_queue_len_lockless(spare) } < T::RX_BUDGET as u32 {
+            // SAFETY: As above; the queue takes the skb.
+            unsafe { bindings::skb_queue_tail(spare, skb.into_raw()) };
+        }
     }
 
     /// Takes the oldest packet and, under the same lock, records its stamp
@@ -332,7 +359,7 @@ impl<T: Driver> Container<T> {
             (*self.rx_state.get()).handling = if skb.is_null() {
                 0
             } else {
-                *bindings::rroce_skb_stamp(skb)
+                (*bindings::rroce_skb_rx_cb(skb)).stamp
             };
             bindings::rroce_skb_queue_unlock(queue, flags);
             // Dequeued, so ours.
@@ -353,7 +380,7 @@ impl<T: Driver> Container<T> {
             let stamp = if handling != 0 {
                 handling
             } else if !oldest.is_null() {
-                *bindings::rroce_skb_stamp(oldest)
+                (*bindings::rroce_skb_rx_cb(oldest)).stamp
             } else {
                 now
             };
@@ -393,7 +420,7 @@ impl<T: Driver> Device<T> {
             drop(skb);
             T::rx_dropped(self);
         } else {
-            self.container().rx_enqueue(skb);
+            self.container().rx_enqueue(skb, false);
             self.wake_rx();
         }
     }
@@ -401,9 +428,33 @@ impl<T: Driver> Device<T> {
     /// Queues a packet for this device's receive work: one of its own, sent
     /// to itself, which its senders' windows bound.
     pub(crate) fn deliver_local(&self, skb: SkBuff) {
-        if !self.container().rx_enqueue(skb) {
+        if !self.container().rx_enqueue(skb, true) {
             self.wake_rx();
         }
+    }
+
+    /// Builds a packet for [`Device::deliver_local`], as [`SkBuff::build`]
+    /// does, in the buffer of one this device has handled, if one is
+    /// kept; else in a new one with room for `room` bytes, to be kept in
+    /// turn. A packet to itself then costs no allocation.
+    pub(crate) fn build_local<E: From<Error>>(
+        &self,
+        len: usize,
+        room: usize,
+        fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
+    ) -> Result<SkBuff, E> {
+        let spare = self.container().rx_spare.get();
+        // SAFETY: The queue was initialised with the device; its length is
+        // read without its lock, as a hint, and what it gives is ours. Only
+        // `keep_spare` queues there: packets as `build_in` asks.
+        let kept = unsafe {
+            if bindings::rroce_skb_queue_len_lockless(spare) > 0 {
+                SkBuff::from_raw(bindings::skb_dequeue(spare))
+            } else {
+                None
+            }
+        };
+        SkBuff::build_in(kept, len, room, fill)
     }
 
     /// Until the returned guard goes, the packets this device sends to

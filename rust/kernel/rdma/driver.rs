@@ -316,8 +316,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     }
     /// Handles a RoCEv2 packet for the device, in process context (the
     /// receive work, or a doorbell, see [`Device::plug_local_rx`]); `skb`
-    /// is linear and its data starts at the UDP header.
-    fn receive(dev: &Device<Self>, skb: SkBuff);
+    /// is linear and its data starts at the UDP header. The device keeps
+    /// it afterwards, if it sent it to itself, to build another in.
+    fn receive(dev: &Device<Self>, skb: &mut SkBuff);
     /// The burst of packets handed to [`Driver::receive`] one after another
     /// ended: what it left for the end goes now.
     fn received(_dev: &Device<Self>) {}

@@ -577,7 +577,7 @@ impl Driver for RroceDevice {
 
     /// A packet for this device: checked, then given to its QP. Anything
     /// malformed, unsealed or for no QP is dropped and counted.
-    fn receive(dev: &Device<Self>, skb: SkBuff) {
+    fn receive(dev: &Device<Self>, skb: &mut SkBuff) {
         Self::receive_packet(dev, skb);
     }
 

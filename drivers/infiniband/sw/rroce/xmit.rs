@@ -66,7 +66,8 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     let len = packet_len(opcode, payload_len).ok_or(EINVAL)?;
     let pad = pad_len(payload_len);
     headers.bth.pad = pad;
-    let skb = SkBuff::build(len, |buf| -> Result<(), E> {
+    let route = route(dev, av, flow)?;
+    let skb = build(dev, &route, len, |buf| -> Result<(), E> {
         let mut hdr = [0u8; MAX_HEADER_LEN];
         let hlen = headers.write(&mut hdr).map_err(|_| EINVAL)?;
         buf.put(hdr.get(..hlen).ok_or(EINVAL)?)?;
@@ -79,7 +80,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
         buf.put(&[0; 3 + icrc::LEN][..usize::from(pad) + icrc::LEN])?;
         Ok(())
     })?;
-    Ok(route_and_send(dev, stamp, av, flow, skb, len)?)
+    Ok(send_routed(dev, stamp, av, flow, route, skb, len)?)
 }
 
 /// Sends a CNP to QP `dest_qpn` at `av`, from `flow`; returns the length
@@ -92,31 +93,52 @@ pub(crate) fn send_cnp<T: Driver>(
     dest_qpn: Qpn,
 ) -> Result<usize> {
     let len = cnp::LEN + icrc::LEN;
-    let skb = SkBuff::build(len, |buf| -> Result {
+    let route = route(dev, av, flow)?;
+    let skb = build(dev, &route, len, |buf| -> Result {
         buf.put(&cnp::write(dest_qpn.get()))?;
         buf.put(&[0; icrc::LEN])
     })?;
-    route_and_send(dev, stamp, av, flow, skb, len)
+    send_routed(dev, stamp, av, flow, route, skb, len)
 }
 
-/// Routes `skb`, a UDP payload of `len` bytes with room for its ICRC at the
-/// end, from `flow` to `av`, stamps it and sends it; returns the length of
-/// the IP datagram.
-fn route_and_send<T: Driver>(
+/// Where a packet of `flow` to `av` goes.
+fn route<T: Driver>(dev: &Device<T>, av: &Av, flow: &Flow) -> Result<Route> {
+    let netdev = || dev.netdev(PORT).ok_or(ENODEV);
+    let mut cache = flow.route.lock();
+    Ok(cache.output(netdev, &av.sgid, &av.dgid)?.route())
+}
+
+/// Room in the buffer of each packet the device sends itself: for a whole
+/// packet at the usual path MTU (1024 bytes, as an Ethernet MTU of 1500
+/// allows), so that the buffer of any such packet, kept once handled, fits
+/// the next.
+const LOCAL_ROOM: usize = MAX_HEADER_LEN + 1024 + icrc::LEN;
+
+/// A packet of `len` bytes for `route`, which `fill` writes.
+fn build<T: Driver, E: From<Error>>(
+    dev: &Device<T>,
+    route: &Route,
+    len: usize,
+    fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
+) -> Result<SkBuff, E> {
+    match route {
+        Route::Out(_) => SkBuff::build(len, fill),
+        Route::Local => dev.build_local(len, LOCAL_ROOM, fill),
+    }
+}
+
+/// Sends `skb`, a UDP payload of `len` bytes with room for its ICRC at the
+/// end, from `flow` to `av` by `route`, and stamps it; returns the length
+/// of the IP datagram.
+fn send_routed<T: Driver>(
     dev: &Device<T>,
     stamp: Stamp<'_>,
     av: &Av,
     flow: &Flow,
+    route: Route,
     mut skb: SkBuff,
     len: usize,
 ) -> Result<usize> {
-    let netdev = || dev.netdev(PORT);
-    let route = skb.route(
-        &mut flow.route.lock(),
-        || netdev().ok_or(ENODEV),
-        &av.sgid,
-        &av.dgid,
-    )?;
     let ip = IpHeader {
         saddr: av.sgid,
         daddr: av.dgid,
@@ -135,12 +157,13 @@ fn route_and_send<T: Driver>(
     seal(stamp.crc, &mut skb, ip.len())?;
     let sent = skb.len();
     match route {
-        Route::Out => {
+        Route::Out(dst) => {
+            skb.set_route(dst);
             // A full queue drops the packet; the sender's timer recovers.
             let _ = skb.ip_output();
         }
         Route::Local => {
-            skb.show_to_taps(netdev);
+            skb.show_to_taps(|| dev.netdev(PORT));
             skb.pull_to_transport();
             dev.deliver_local(skb);
         }

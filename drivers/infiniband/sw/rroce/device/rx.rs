@@ -18,7 +18,7 @@ use core::sync::atomic::Ordering;
 impl RroceDevice {
     /// Hands a packet to the QP it is for, or to each QP of its multicast
     /// group, or counts why it went to none.
-    pub(super) fn receive_packet(dev: &Device<Self>, mut skb: SkBuff) {
+    pub(super) fn receive_packet(dev: &Device<Self>, skb: &mut SkBuff) {
         let data = dev.data();
         // The IP datagram: its header, then from the UDP header on. A QP
         // counts its own; the port what goes to none.
@@ -27,7 +27,7 @@ impl RroceDevice {
             data.count(Counter::RcvdPkts);
             data.counters.add(None, Counter::RcvdBytes, bytes);
         };
-        let (pkt, ip) = match udp::parse(&data.crc, &mut skb) {
+        let (pkt, ip) = match udp::parse(&data.crc, skb) {
             Ok(Received::Packet(pkt, ip)) => (pkt, ip),
             Ok(Received::Cnp(qpn, ip)) => {
                 match data.qps().get(qpn) {
