@@ -132,7 +132,7 @@ struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned int room, unsigned ch
  * Empties a packet that this device sent itself, and has handled, for the
  * next: @len bytes put behind the headroom that rroce_alloc_skb leaves,
  * returned; NULL if they do not fit. Such a packet never met the IP layer
- * (rroce_skb_rx_cb(skb)->local): it holds no route, socket, destructor or
+ * (struct rroce_rx_cb's local): it holds no route, socket, destructor or
  * conntrack entry, and only the data pointers and the headers that
  * rroce_skb_set_ip_udp sets again have moved.
  */
@@ -294,18 +294,8 @@ void rroce_skb_queue_purge(struct sk_buff_head *list)
 	skb_queue_purge(list);
 }
 
-u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list)
-{
-	return skb_queue_len_lockless(list);
-}
-
 /* How a queued packet came, in its control block (ours while queued). */
 static_assert(sizeof(struct rroce_rx_cb) <= sizeof_field(struct sk_buff, cb));
-
-struct rroce_rx_cb *rroce_skb_rx_cb(struct sk_buff *skb)
-{
-	return (struct rroce_rx_cb *)skb->cb;
-}
 
 /* The queue's lock, with interrupts off: it is taken in softirq context. */
 unsigned long rroce_skb_queue_lock(struct sk_buff_head *list)

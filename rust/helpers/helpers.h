@@ -76,7 +76,6 @@ unsigned char *rroce_skb_push(struct sk_buff *skb, unsigned int len);
 void rroce_skb_set_ip_udp(struct sk_buff *skb, int ip_len, bool v4);
 void rroce_skb_queue_head_init(struct sk_buff_head *list);
 void rroce_skb_queue_purge(struct sk_buff_head *list);
-u32 rroce_skb_queue_len_lockless(const struct sk_buff_head *list);
 /* A queued packet: when it arrived, in jiffies, and whether this device
  * sent it to itself. */
 struct rroce_rx_cb {
@@ -84,7 +83,6 @@ struct rroce_rx_cb {
 	bool local;
 };
 
-struct rroce_rx_cb *rroce_skb_rx_cb(struct sk_buff *skb);
 unsigned long rroce_skb_queue_lock(struct sk_buff_head *list);
 void rroce_skb_queue_unlock(struct sk_buff_head *list, unsigned long flags);
 void rroce___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb);

@@ -43,6 +43,7 @@ impl<'a> Fill<'a> {
     }
 
     /// Appends `src`; `EFAULT` if it does not fit.
+    #[inline]
     pub(crate) fn put(&mut self, src: &[u8]) -> Result {
         // SAFETY: `src` is a valid slice, not inside `buf`, which `&mut`
         // keeps apart.
@@ -56,6 +57,7 @@ impl<'a> Fill<'a> {
     /// `src` is valid for reading `n` bytes, which do not overlap the
     /// buffer. Another CPU or a device may write them meanwhile (user or
     /// DMA memory): the copy then holds some mix of the old and new bytes.
+    #[inline]
     pub(crate) unsafe fn put_raw(&mut self, src: *const u8, n: usize) -> Result {
         if n > self.remaining() {
             return Err(EFAULT);

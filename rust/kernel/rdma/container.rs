@@ -27,10 +27,34 @@ use crate::{
 };
 use core::{
     mem::{offset_of, ManuallyDrop},
-    ptr::addr_of_mut,
+    ptr::{addr_of, addr_of_mut},
     sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{error::Error, sync::Arc, types::Opaque};
+
+/// How a queued skb came ([`Container::rx_enqueue`]), in its control block.
+///
+/// # Safety
+///
+/// `skb` is valid, and its control block is ours: it is queued on, or was
+/// taken from, a device's receive queue.
+unsafe fn rx_cb(skb: *mut bindings::sk_buff) -> *mut bindings::rroce_rx_cb {
+    // SAFETY: `skb` is valid; its control block, aligned to 8, holds a
+    // `rroce_rx_cb` (a static assertion in helpers.c says so).
+    unsafe { addr_of_mut!((*skb).cb).cast() }
+}
+
+/// The length of `queue`, read without its lock, as a hint
+/// (`skb_queue_len_lockless`).
+///
+/// # Safety
+///
+/// `queue` is an initialised queue.
+unsafe fn queue_len(queue: *const bindings::sk_buff_head) -> u32 {
+    // SAFETY: Valid, by the caller; writers change it under the lock, with
+    // `WRITE_ONCE`.
+    unsafe { core::ptr::read_volatile(addr_of!((*queue).qlen)) }
+}
 
 /// The kernel's tick counter, `jiffies`.
 fn now() -> usize {
@@ -234,7 +258,7 @@ impl<T: Driver> Container<T> {
         // valid.
         unsafe {
             let flags = bindings::rroce_skb_queue_lock(queue);
-            let queued = bindings::rroce_skb_queue_len_lockless(queue);
+            let queued = queue_len(queue);
             let r = f(&mut *self.rx_state.get(), queued);
             bindings::rroce_skb_queue_unlock(queue, flags);
             r
@@ -251,7 +275,7 @@ impl<T: Driver> Container<T> {
         // it), and the queue takes the skb. `rx_state` is only accessed
         // under the queue's lock.
         unsafe {
-            let cb = bindings::rroce_skb_rx_cb(skb);
+            let cb = rx_cb(skb);
             (*cb).stamp = now() as _;
             (*cb).local = local;
             let flags = bindings::rroce_skb_queue_lock(queue);
@@ -323,7 +347,7 @@ impl<T: Driver> Container<T> {
             };
             // SAFETY: Dequeued, so ours, with the control block
             // `rx_enqueue` wrote.
-            let local = unsafe { (*bindings::rroce_skb_rx_cb(skb.as_raw())).local };
+            let local = unsafe { (*rx_cb(skb.as_raw())).local };
             if skb.linearize().is_ok() {
                 T::receive(dev, &mut skb);
             }
@@ -340,7 +364,7 @@ impl<T: Driver> Container<T> {
         let spare = self.rx_spare.get();
         // SAFETY: The queue was initialised with the device; its length is
         // read without its lock, as a hint.
-        if unsafe { bindings::rroce_skb_queue_len_lockless(spare) } < T::RX_BUDGET as u32 {
+        if unsafe { queue_len(spare) } < T::RX_BUDGET as u32 {
             // SAFETY: As above; the queue takes the skb.
             unsafe { bindings::skb_queue_tail(spare, skb.into_raw()) };
         }
@@ -359,7 +383,7 @@ impl<T: Driver> Container<T> {
             (*self.rx_state.get()).handling = if skb.is_null() {
                 0
             } else {
-                (*bindings::rroce_skb_rx_cb(skb)).stamp
+                (*rx_cb(skb)).stamp
             };
             bindings::rroce_skb_queue_unlock(queue, flags);
             // Dequeued, so ours.
@@ -380,7 +404,7 @@ impl<T: Driver> Container<T> {
             let stamp = if handling != 0 {
                 handling
             } else if !oldest.is_null() {
-                (*bindings::rroce_skb_rx_cb(oldest)).stamp
+                (*rx_cb(oldest)).stamp
             } else {
                 now
             };
@@ -415,7 +439,7 @@ impl<T: Driver> Device<T> {
         let queue = self.container().rx_queue.get();
         // SAFETY: The queue was initialised with the device; its length is
         // read without its lock, as a hint.
-        let queued = unsafe { bindings::rroce_skb_queue_len_lockless(queue) };
+        let queued = unsafe { queue_len(queue) };
         if queued >= T::RX_BACKLOG {
             drop(skb);
             T::rx_dropped(self);
@@ -448,7 +472,7 @@ impl<T: Driver> Device<T> {
         // read without its lock, as a hint, and what it gives is ours. Only
         // `keep_spare` queues there: packets as `build_in` asks.
         let kept = unsafe {
-            if bindings::rroce_skb_queue_len_lockless(spare) > 0 {
+            if queue_len(spare) > 0 {
                 SkBuff::from_raw(bindings::skb_dequeue(spare))
             } else {
                 None

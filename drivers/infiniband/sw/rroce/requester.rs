@@ -11,6 +11,7 @@
 
 use crate::completer::{complete_done, error_wc, fail, flush_before};
 use crate::device_services::Services;
+use crate::kernel_ext::few::Few;
 use crate::kernel_ext::{
     jiffies, now_ns,
     rdma::{Access, QpState, QpType, Qpn, Rkey},
@@ -111,7 +112,8 @@ fn make_entry(
     } else {
         Access::from_bits(0)
     };
-    let data = core::mem::replace(&mut wqe.data, SendData::Inline(KVec::new()));
+    // Left empty in place: an empty vector would be freed with a call.
+    let data = core::mem::replace(&mut wqe.data, SendData::Sges(Few::new()));
     let local =
         Memory::for_send(dev.keys().mrs, data, qp.pd, access).map_err(|e| fail(mr_status(e)))?;
     let len = local.len();
