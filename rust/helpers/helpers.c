@@ -147,12 +147,6 @@ unsigned char *rroce_skb_reuse(struct sk_buff *skb, unsigned int len)
 	return skb_put(skb, len);
 }
 
-unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len)
-{
-	*len = skb_headlen(skb);
-	return skb->data;
-}
-
 /* The linear data, if no clone shares it: the caller may write it. */
 unsigned char *rroce_skb_own_data(struct sk_buff *skb, unsigned int *len)
 {
@@ -167,24 +161,19 @@ int rroce_skb_linearize(struct sk_buff *skb)
 	return skb_linearize(skb);
 }
 
-/* The IP header of a received or built packet: network to transport header. */
-unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len)
-{
-	*len = skb_transport_header(skb) - skb_network_header(skb);
-	return skb_network_header(skb);
-}
-
 /*
  * A received packet from its IP header to its end, if its data is linear
- * and its own (not shared with a clone, as packet capture's may be): the
- * caller may write it. *ip_len is the IP header's length.
+ * and starts at its UDP header (as the UDP layer and our own receive queue
+ * hand it over), with its IP header's length in *ip_len. *own says whether
+ * the data is its own, not shared with a clone (as packet capture's may
+ * be): the caller may write it then.
  */
-unsigned char *rroce_skb_own_datagram(struct sk_buff *skb, unsigned int *len,
-				      unsigned int *ip_len)
+unsigned char *rroce_skb_datagram(struct sk_buff *skb, unsigned int *len,
+				  unsigned int *ip_len, bool *own)
 {
-	if (skb_is_nonlinear(skb) || skb_cloned(skb) ||
-	    skb->data != skb_transport_header(skb))
+	if (skb_is_nonlinear(skb) || skb->data != skb_transport_header(skb))
 		return NULL;
+	*own = !skb_cloned(skb);
 	*ip_len = skb_transport_header(skb) - skb_network_header(skb);
 	*len = skb_tail_pointer(skb) - skb_network_header(skb);
 	return skb_network_header(skb);

@@ -50,12 +50,10 @@ struct ib_ucontext *rroce_udata_ucontext(struct ib_udata *udata);
 
 struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned int room, unsigned char **data);
 unsigned char *rroce_skb_reuse(struct sk_buff *skb, unsigned int len);
-unsigned char *rroce_skb_data(struct sk_buff *skb, unsigned int *len);
 int rroce_skb_linearize(struct sk_buff *skb);
 unsigned char *rroce_skb_own_data(struct sk_buff *skb, unsigned int *len);
-unsigned char *rroce_skb_ip_header(struct sk_buff *skb, unsigned int *len);
-unsigned char *rroce_skb_own_datagram(struct sk_buff *skb, unsigned int *len,
-				      unsigned int *ip_len);
+unsigned char *rroce_skb_datagram(struct sk_buff *skb, unsigned int *len,
+				  unsigned int *ip_len, bool *own);
 void rroce_skb_pull_to_transport(struct sk_buff *skb);
 extern bool rroce_capture_loopback;
 extern bool rroce_congestion_control;

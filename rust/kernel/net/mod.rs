@@ -16,5 +16,5 @@ pub(crate) mod udp_tunnel;
 pub(crate) use self::{
     device::{with_rtnl, NetDevice, NetdevEvent, NetdevNotifier, NotifierRegistration},
     route::Route,
-    skb::SkBuff,
+    skb::{Datagram, SkBuff},
 };

@@ -99,15 +99,6 @@ impl SkBuff {
         unsafe { (*self.0.as_ptr()).len as usize }
     }
 
-    /// The linear data, from `skb->data` to the end of the linear part.
-    pub(crate) fn data(&self) -> &[u8] {
-        let mut len = 0;
-        // SAFETY: The skb is valid; the helper reports the linear length.
-        let ptr = unsafe { bindings::rroce_skb_data(self.0.as_ptr(), &mut len) };
-        // SAFETY: `len` bytes at `ptr` belong to the skb, which we own.
-        unsafe { core::slice::from_raw_parts(ptr, len as usize) }
-    }
-
     /// The linear data, writable; `None` if a clone shares it (as a packet
     /// capture's may).
     pub(crate) fn data_mut(&mut self) -> Option<&mut [u8]> {
@@ -126,31 +117,27 @@ impl SkBuff {
         to_result(unsafe { bindings::rroce_skb_linearize(self.0.as_ptr()) })
     }
 
-    /// The IP header: from the network header to the transport header.
-    pub(crate) fn ip_header(&self) -> &[u8] {
-        let mut len = 0;
-        // SAFETY: The skb is valid; both headers are set on received skbs
-        // and on those `route` prepared, and lie in the linear part.
-        let ptr = unsafe { bindings::rroce_skb_ip_header(self.0.as_ptr(), &mut len) };
-        // SAFETY: `len` bytes at `ptr` belong to the skb's linear data.
-        unsafe { core::slice::from_raw_parts(ptr, len as usize) }
-    }
-
-    /// A received packet from its IP header to its end, writable, and the
-    /// IP header's length; `None` unless its data is linear and its own,
-    /// not shared with a clone (as a packet capture's may be).
-    pub(crate) fn own_datagram(&mut self) -> Option<(&mut [u8], usize)> {
-        let (mut len, mut ip_len) = (0, 0);
+    /// A received packet from its IP header to its end, and the IP
+    /// header's length; `None` unless its data is linear and starts at its
+    /// UDP header, as the UDP layer and a device's receive queue hand it
+    /// over. Writable if no clone shares it (as a packet capture's may).
+    pub(crate) fn datagram(&mut self) -> Option<(Datagram<'_>, usize)> {
+        let (mut len, mut ip_len, mut own) = (0, 0, false);
         let skb = self.0.as_ptr();
         // SAFETY: The skb is valid and ours; the helper checks the rest.
-        let ptr = unsafe { bindings::rroce_skb_own_datagram(skb, &mut len, &mut ip_len) };
+        let ptr = unsafe { bindings::rroce_skb_datagram(skb, &mut len, &mut ip_len, &mut own) };
         if ptr.is_null() {
             return None;
         }
-        // SAFETY: `len` bytes at `ptr`, from the network header to the
-        // tail, are the skb's linear data, which no clone shares; `&mut
-        // self` makes the access exclusive.
-        let datagram = unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) };
+        let datagram = if own {
+            // SAFETY: `len` bytes at `ptr`, from the network header to the
+            // tail, are the skb's linear data, which no clone shares;
+            // `&mut self` makes the access exclusive.
+            Datagram::Own(unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) })
+        } else {
+            // SAFETY: As above, but a clone shares them: read only.
+            Datagram::Shared(unsafe { core::slice::from_raw_parts(ptr, len as usize) })
+        };
         Some((datagram, ip_len as usize))
     }
 
@@ -260,6 +247,14 @@ const ETH_P_IP: u16 = 0x0800;
 /// and the UDP header: within the headroom `build` leaves.
 const MAX_IP_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
+
+/// A received packet's bytes, from its IP header on ([`SkBuff::datagram`]).
+pub(crate) enum Datagram<'a> {
+    /// Its own: they may be written, and put back.
+    Own(&'a mut [u8]),
+    /// Shared with a clone.
+    Shared(&'a [u8]),
+}
 
 impl Drop for SkBuff {
     fn drop(&mut self) {

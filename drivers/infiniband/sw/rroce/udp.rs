@@ -14,12 +14,16 @@ use crate::kernel_ext::{
     net::{
         namespace::Net,
         udp_tunnel::{EncapReceiver, Family, UdpTunnel},
-        NetDevice, SkBuff,
+        Datagram, NetDevice, SkBuff,
     },
     rdma::{Device, Driver, Registry},
 };
-use crate::proto::{cnp, packet::Packet};
-use crate::xmit;
+use crate::proto::{
+    cnp,
+    icrc::{self, IcrcError},
+    ip::UDP_LEN,
+    packet::Packet,
+};
 use core::marker::PhantomData;
 use kernel::{
     new_mutex,
@@ -56,16 +60,46 @@ pub(crate) enum Received<'a> {
 /// (by `crc`), then its headers. Returns what it is, or the drop counter
 /// that says why it is dropped.
 pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a mut SkBuff) -> Result<Received<'a>, Counter> {
-    xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
-    if !xmit::icrc_ok(crc, skb) {
-        return Err(Counter::DropBadIcrc);
-    }
-    let (ip, _, payload) = xmit::split_received(skb).ok_or(Counter::DropBadHeader)?;
+    let (datagram, ip_len) = skb.datagram().ok_or(Counter::DropBadHeader)?;
+    let datagram = icrc_checked(crc, datagram, ip_len)?;
+    let (ip, udp) = datagram.split_at(ip_len);
+    let payload = &udp[UDP_LEN..];
     if let Some(qpn) = cnp::parse(payload) {
         return Ok(Received::Cnp(qpn, ip));
     }
     let pkt = Packet::parse(payload, MAX_PAYLOAD).map_err(|_| Counter::DropBadHeader)?;
     Ok(Received::Packet(pkt, ip))
+}
+
+/// `datagram`, an IP header of `ip_len` bytes and a UDP datagram, if its
+/// ICRC checks out: in place, with one CRC call over all of it, where the
+/// bytes are its own and its IP header has no options; else over a copy of
+/// its headers, then the rest.
+fn icrc_checked<'a>(
+    crc: &Crc32,
+    datagram: Datagram<'a>,
+    ip_len: usize,
+) -> Result<&'a [u8], Counter> {
+    let update = |c, b: &[u8]| crc.update(c, b);
+    let bytes = match &datagram {
+        Datagram::Own(d) => d.len(),
+        Datagram::Shared(d) => d.len(),
+    };
+    if bytes < ip_len + UDP_LEN {
+        return Err(Counter::DropBadHeader);
+    }
+    let datagram: &'a [u8] = match datagram {
+        Datagram::Own(d) => match icrc::verify_in_place(update, d, ip_len) {
+            Ok(()) => return Ok(d),
+            Err(IcrcError::IpHeader) => d,
+            Err(_) => return Err(Counter::DropBadIcrc),
+        },
+        Datagram::Shared(d) => d,
+    };
+    let (ip, udp) = datagram.split_at(ip_len);
+    let (udp, payload) = udp.split_at(UDP_LEN);
+    icrc::verify(update, ip, udp, payload).map_err(|_| Counter::DropBadIcrc)?;
+    Ok(datagram)
 }
 
 /// The sockets of one network namespace, and how many devices use them.

@@ -15,7 +15,7 @@ use crate::kernel_ext::{
 use crate::limits::PORT;
 use crate::proto::{
     cnp, icrc,
-    ip::{self, IpHeader, UDP_LEN},
+    ip::{self, IpHeader},
     opcode::MAX_HEADER_LEN,
     packet::{packet_len, pad_len, Headers},
 };
@@ -176,27 +176,4 @@ fn send_routed<T: Driver>(
 fn seal(crc: &Crc32, skb: &mut SkBuff, ip_len: usize) -> Result {
     let datagram = skb.data_mut().ok_or(EINVAL)?;
     icrc::seal_in_place(|c, b| crc.update(c, b), datagram, ip_len).map_err(|_| EINVAL)
-}
-
-/// The parts of a received packet: IP header, UDP header, UDP payload.
-pub(crate) fn split_received(skb: &SkBuff) -> Option<(&[u8], &[u8], &[u8])> {
-    let data = skb.data();
-    let udp = data.get(..UDP_LEN)?;
-    let payload = data.get(UDP_LEN..)?;
-    Some((skb.ip_header(), udp, payload))
-}
-
-/// Checks a received packet's ICRC: in place, with one CRC call over all
-/// of it, where its data is its own and its IP header has no options;
-/// else over a copy of its headers, then the rest.
-pub(crate) fn icrc_ok(crc: &Crc32, skb: &mut SkBuff) -> bool {
-    let update = |c, b: &[u8]| crc.update(c, b);
-    if let Some((datagram, ip_len)) = skb.own_datagram() {
-        match icrc::verify_in_place(update, datagram, ip_len) {
-            Err(icrc::IcrcError::IpHeader) => {}
-            checked => return checked.is_ok(),
-        }
-    }
-    split_received(skb)
-        .is_some_and(|(ip, udp, payload)| icrc::verify(update, ip, udp, payload).is_ok())
 }

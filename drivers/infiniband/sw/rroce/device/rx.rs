@@ -22,8 +22,9 @@ impl RroceDevice {
         let data = dev.data();
         // The IP datagram: its header, then from the UDP header on. A QP
         // counts its own; the port what goes to none.
-        let bytes = (skb.ip_header().len() + skb.len()) as u64;
-        let count_for_port = || {
+        let udp_len = skb.len();
+        let datagram_len = |ip: &[u8]| (ip.len() + udp_len) as u64;
+        let count_for_port = |bytes| {
             data.count(Counter::RcvdPkts);
             data.counters.add(None, Counter::RcvdBytes, bytes);
         };
@@ -31,9 +32,9 @@ impl RroceDevice {
             Ok(Received::Packet(pkt, ip)) => (pkt, ip),
             Ok(Received::Cnp(qpn, ip)) => {
                 match data.qps().get(qpn) {
-                    Some(qp) => qp.congestion_notified(dev, bytes, ip),
+                    Some(qp) => qp.congestion_notified(dev, datagram_len(ip), ip),
                     None => {
-                        count_for_port();
+                        count_for_port(datagram_len(ip));
                         data.count(Counter::DropUnknownQp);
                     }
                 }
@@ -44,6 +45,7 @@ impl RroceDevice {
                 return data.count(drop);
             }
         };
+        let bytes = datagram_len(ip);
         let bth = &pkt.headers.bth;
         let dest_qpn = bth.dest_qpn;
         trace::recv(
@@ -55,7 +57,7 @@ impl RroceDevice {
             || jiffies_to_usecs(jiffies().saturating_sub(dev.rx_clock())),
         );
         if dest_qpn == MULTICAST_QPN {
-            count_for_port();
+            count_for_port(bytes);
             data.count(Counter::RcvdMcastPkts);
             // Every QP attached to the group gets the datagram; each checks
             // it as its own (type, Q_Key).
@@ -70,7 +72,7 @@ impl RroceDevice {
             return;
         }
         let Some(qp) = data.qps().get(dest_qpn) else {
-            count_for_port();
+            count_for_port(bytes);
             return data.count(Counter::DropUnknownQp);
         };
         // One QP owes an ACK at a time: another's is sent first, as is one
