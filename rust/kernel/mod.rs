@@ -60,16 +60,20 @@ pub(crate) fn congestion_control() -> bool {
     }
 }
 
-/// `usecs` in jiffies, rounded up: computed here, where `HZ` is a
-/// constant, rather than called for on each arm of a timer.
+/// `usecs` in jiffies, rounded up. Computed here, where `HZ` is a
+/// constant, rather than in C at each arm of a timer.
 pub(crate) const fn usecs_to_jiffies(usecs: u32) -> u64 {
     (usecs as u64 * crate::bindings::RROCE_HZ as u64).div_ceil(1_000_000)
 }
 
-/// `j` jiffies in microseconds.
-pub(crate) fn jiffies_to_usecs(j: u64) -> u32 {
-    // SAFETY: A pure conversion.
-    unsafe { crate::bindings::jiffies_to_usecs(j as _) }
+/// `j` jiffies in microseconds, at most `u32::MAX`.
+pub(crate) const fn jiffies_to_usecs(j: u64) -> u32 {
+    let usecs = j.saturating_mul(1_000_000) / crate::bindings::RROCE_HZ as u64;
+    if usecs > u32::MAX as u64 {
+        u32::MAX
+    } else {
+        usecs as u32
+    }
 }
 
 /// Orders every store before it before every store after it, for all
