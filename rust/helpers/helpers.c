@@ -138,8 +138,11 @@ struct sk_buff *rroce_alloc_skb(unsigned int len, unsigned int room, unsigned ch
  */
 unsigned char *rroce_skb_reuse(struct sk_buff *skb, unsigned int len)
 {
-	if (skb_shared(skb) || skb_cloned(skb) || skb_is_nonlinear(skb) ||
-	    skb_end_offset(skb) < RROCE_SKB_HEADROOM + len)
+	unsigned int size;
+
+	if (check_add_overflow(len, RROCE_SKB_HEADROOM, &size) ||
+	    skb_shared(skb) || skb_cloned(skb) || skb_is_nonlinear(skb) ||
+	    skb_end_offset(skb) < size)
 		return NULL;
 	skb->data = skb->head + RROCE_SKB_HEADROOM;
 	skb_reset_tail_pointer(skb);
