@@ -256,6 +256,16 @@ pub(crate) enum Datagram<'a> {
     Shared(&'a [u8]),
 }
 
+impl Datagram<'_> {
+    /// The number of bytes.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Self::Own(d) => d.len(),
+            Self::Shared(d) => d.len(),
+        }
+    }
+}
+
 impl Drop for SkBuff {
     fn drop(&mut self) {
         // SAFETY: By the type invariant we own the skb.

@@ -61,9 +61,7 @@ pub(crate) enum Received<'a> {
 /// that says why it is dropped.
 pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a mut SkBuff) -> Result<Received<'a>, Counter> {
     let (datagram, ip_len) = skb.datagram().ok_or(Counter::DropBadHeader)?;
-    let datagram = icrc_checked(crc, datagram, ip_len)?;
-    let (ip, udp) = datagram.split_at(ip_len);
-    let payload = &udp[UDP_LEN..];
+    let (ip, payload) = icrc_checked(crc, datagram, ip_len)?;
     if let Some(qpn) = cnp::parse(payload) {
         return Ok(Received::Cnp(qpn, ip));
     }
@@ -71,35 +69,34 @@ pub(crate) fn parse<'a>(crc: &Crc32, skb: &'a mut SkBuff) -> Result<Received<'a>
     Ok(Received::Packet(pkt, ip))
 }
 
-/// `datagram`, an IP header of `ip_len` bytes and a UDP datagram, if its
-/// ICRC checks out: in place, with one CRC call over all of it, where the
-/// bytes are its own and its IP header has no options; else over a copy of
-/// its headers, then the rest.
+/// The IP header and the UDP payload of `datagram`, an IP header of
+/// `ip_len` bytes and a UDP datagram, if its ICRC checks out: in place,
+/// with one CRC call over all of it, where the bytes are its own and its IP
+/// header has no options; else over a copy of its headers, then the rest.
 fn icrc_checked<'a>(
     crc: &Crc32,
     datagram: Datagram<'a>,
     ip_len: usize,
-) -> Result<&'a [u8], Counter> {
+) -> Result<(&'a [u8], &'a [u8]), Counter> {
     let update = |c, b: &[u8]| crc.update(c, b);
-    let bytes = match &datagram {
-        Datagram::Own(d) => d.len(),
-        Datagram::Shared(d) => d.len(),
-    };
-    if bytes < ip_len + UDP_LEN {
+    if datagram.len() < ip_len + UDP_LEN {
         return Err(Counter::DropBadHeader);
     }
-    let datagram: &'a [u8] = match datagram {
+    let (checked, bytes): (bool, &'a [u8]) = match datagram {
         Datagram::Own(d) => match icrc::verify_in_place(update, d, ip_len) {
-            Ok(()) => return Ok(d),
-            Err(IcrcError::IpHeader) => d,
+            Ok(()) => (true, d),
+            Err(IcrcError::IpHeader) => (false, d),
             Err(_) => return Err(Counter::DropBadIcrc),
         },
-        Datagram::Shared(d) => d,
+        Datagram::Shared(d) => (false, d),
     };
-    let (ip, udp) = datagram.split_at(ip_len);
+    // Within the length checked above.
+    let (ip, udp) = bytes.split_at(ip_len);
     let (udp, payload) = udp.split_at(UDP_LEN);
-    icrc::verify(update, ip, udp, payload).map_err(|_| Counter::DropBadIcrc)?;
-    Ok(datagram)
+    if !checked {
+        icrc::verify(update, ip, udp, payload).map_err(|_| Counter::DropBadIcrc)?;
+    }
+    Ok((ip, payload))
 }
 
 /// The sockets of one network namespace, and how many devices use them.
