@@ -61,8 +61,14 @@ check:
 	@$(MAKE) --no-print-directory modules CLIPPY=1
 
 # The protocol core (drivers/infiniband/sw/rroce/proto) builds on the host too.
+# So does the one-pass copy and CRC of x86-64 (rust/helpers/crc32_copy_x86_64.S).
 proto-test:
 	cd tools/proto-host && cargo test --locked --quiet
+ifeq ($(shell uname -m),x86_64)
+	$(or $(HOSTCC),cc) -I tools/crc-host -o tools/crc-host/crc32_copy_test \
+		tools/crc-host/crc32_copy_test.c rust/helpers/crc32_copy_x86_64.S -Wa,--noexecstack
+	tools/crc-host/crc32_copy_test
+endif
 
 setup:
 	@scripts/setup.sh

@@ -4,7 +4,11 @@
  */
 
 #include <linux/if_vlan.h>
+#include <linux/crc32.h>
 #include <net/addrconf.h>
+#ifdef CONFIG_X86_64
+#include <asm/fpu/api.h>
+#endif
 
 #include "helpers.h"
 
@@ -616,6 +620,50 @@ unsigned int rroce_crypto_shash_descsize(struct crypto_shash *tfm)
 void rroce_crypto_free_shash(struct crypto_shash *tfm)
 {
 	crypto_free_shash(tfm);
+}
+
+#ifdef CONFIG_X86_64
+/* crc32_copy_x86_64.S */
+u32 rroce_crc32_fold_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
+			  const u8 *src, size_t len);
+#endif
+
+bool rroce_crc32_copy_available(void)
+{
+#ifdef CONFIG_X86_64
+	return boot_cpu_has(X86_FEATURE_PCLMULQDQ);
+#else
+	return false;
+#endif
+}
+
+/*
+ * crc32_le(crc, head ++ src) for a head_len that is a multiple of 64, with
+ * src copied to dst: the whole 64-byte blocks in one pass that reads each
+ * byte once, where the CPU allows it, and the rest after the copy. Each
+ * CRC covers the bytes as copied, which another CPU may be changing in src.
+ */
+u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
+		     const u8 *src, size_t len)
+{
+	size_t bulk = len & ~(size_t)63;
+
+#ifdef CONFIG_X86_64
+	if (head_len + bulk && !(head_len & 63) &&
+	    boot_cpu_has(X86_FEATURE_PCLMULQDQ) && irq_fpu_usable()) {
+		kernel_fpu_begin();
+		crc = rroce_crc32_fold_copy(crc, head, head_len, dst, src, bulk);
+		kernel_fpu_end();
+		head_len = 0;
+	} else
+#endif
+		bulk = 0;
+	if (head_len)
+		crc = crc32_le(crc, head, head_len);
+	if (len == bulk)
+		return crc;
+	memcpy(dst + bulk, src + bulk, len - bulk);
+	return crc32_le(crc, dst + bulk, len - bulk);
 }
 
 /* ID allocation, with sleeping allocations (idr.h). */

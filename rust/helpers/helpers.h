@@ -133,6 +133,9 @@ bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay);
 
 unsigned int rroce_crypto_shash_descsize(struct crypto_shash *tfm);
 void rroce_crypto_free_shash(struct crypto_shash *tfm);
+bool rroce_crc32_copy_available(void);
+u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
+		     const u8 *src, size_t len);
 
 /* Completion vectors: one per online CPU. */
 unsigned int rroce_num_online_cpus(void);

@@ -19,6 +19,8 @@ use kernel::{c_str, error::from_err_ptr};
 /// is ours and freed once, on drop.
 pub(crate) struct Crc32 {
     tfm: Option<NonNull<bindings::crypto_shash>>,
+    /// Whether [`Crc32::copy`] takes the CRC in the copy's one pass.
+    one_pass: bool,
 }
 
 // SAFETY: A transform may be used from any thread and context at once:
@@ -53,26 +55,75 @@ impl Crc32 {
         let tfm = from_err_ptr(unsafe {
             bindings::crypto_alloc_shash(c_str!("crc32").as_char_ptr(), 0, 0)
         });
+        // SAFETY: No preconditions.
+        let one_pass = unsafe { bindings::rroce_crc32_copy_available() };
         let Some(tfm) = tfm.ok().and_then(NonNull::new) else {
-            return Self { tfm: None };
+            return Self {
+                tfm: None,
+                one_pass,
+            };
         };
         // SAFETY: A live transform.
         let ctx_len = unsafe { bindings::rroce_crypto_shash_descsize(tfm.as_ptr()) };
         if ctx_len as usize > core::mem::size_of::<[u32; CTX_WORDS]>() {
             // SAFETY: Ours, and not kept.
             unsafe { bindings::rroce_crypto_free_shash(tfm.as_ptr()) };
-            return Self { tfm: None };
+            return Self {
+                tfm: None,
+                one_pass,
+            };
         }
         // INVARIANT: Ours, with a context that fits.
-        let this = Self { tfm: Some(tfm) };
+        let mut this = Self {
+            tfm: Some(tfm),
+            one_pass,
+        };
         // It must chain as `crc32_le()` does, which the ICRC relies on;
-        // long enough not to be taken for `SHORT`.
+        // long enough not to be taken for `SHORT`, and to fold 64 bytes on.
         let check: [u8; 2 * SHORT] = core::array::from_fn(|i| i as u8);
-        if this.update(!0, &check) == super::crc32_le(!0, &check) {
-            this
-        } else {
-            Self { tfm: None }
+        let want = super::crc32_le(!0, &check);
+        if this.update(!0, &check) != want {
+            this = Self {
+                tfm: None,
+                one_pass,
+            };
         }
+        let (head, rest) = check.split_at(64);
+        let mut copied = [0u8; 2 * SHORT - 64];
+        // SAFETY: `copied` has room for `rest`, a distinct array.
+        let crc = unsafe { this.copy(!0, head, copied.as_mut_ptr(), rest.as_ptr(), rest.len()) };
+        this.one_pass &= crc == want && copied == *rest;
+        this
+    }
+
+    /// Whether [`Crc32::copy`] reads each byte once, where a copy and then
+    /// [`Crc32::update`] would read it twice (x86's carry-less multiply).
+    pub(crate) fn copies_in_one_pass(&self) -> bool {
+        self.one_pass
+    }
+
+    /// `crc` carried on over `head` and then over the `n` bytes at `src`,
+    /// which it copies to `dst`: in one pass over whole 64-byte blocks, if
+    /// [`Crc32::copies_in_one_pass`] and `head` is such blocks; the rest
+    /// (and all of it on other CPUs) by `crc32_le()` after the copy. The
+    /// CRC covers the bytes as copied, even if `src` changed meanwhile.
+    ///
+    /// # Safety
+    ///
+    /// `src` is valid for reading `n` bytes and `dst` for writing them, and
+    /// they do not overlap. Another CPU or a device may write `src`
+    /// meanwhile (user or DMA memory).
+    #[inline]
+    pub(crate) unsafe fn copy(
+        &self,
+        crc: u32,
+        head: &[u8],
+        dst: *mut u8,
+        src: *const u8,
+        n: usize,
+    ) -> u32 {
+        // SAFETY: `head` is a valid slice; the caller guarantees the rest.
+        unsafe { bindings::rroce_crc32_copy(crc, head.as_ptr(), head.len(), dst, src, n) }
     }
 
     /// `crc` carried on over `bytes`.

@@ -14,7 +14,9 @@ use crate::kernel_ext::{
 };
 use crate::limits::PORT;
 use crate::proto::{
-    cnp, icrc,
+    cnp,
+    headers::HeaderError,
+    icrc,
     ip::{self, IpHeader},
     opcode::MAX_HEADER_LEN,
     packet::{packet_len, pad_len, Headers},
@@ -67,6 +69,10 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     let pad = pad_len(payload_len);
     headers.bth.pad = pad;
     let route = route(dev, av, flow)?;
+    let ip = ip_header(stamp, av);
+    if payload_len >= ONE_PASS && stamp.crc.copies_in_one_pass() {
+        return send_in_one_pass(dev, stamp, flow, &ip, &headers, route, len, fill);
+    }
     let skb = build(dev, &route, len, |buf| -> Result<(), E> {
         let mut hdr = [0u8; MAX_HEADER_LEN];
         let hlen = headers.write(&mut hdr).map_err(|_| EINVAL)?;
@@ -80,8 +86,72 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
         buf.put(&[0; 3 + icrc::LEN][..usize::from(pad) + icrc::LEN])?;
         Ok(())
     })?;
-    Ok(send_routed(dev, stamp, av, flow, route, skb, len)?)
+    let outer = |hdr: &mut [u8]| ip.write_with_udp(flow.sport, len, hdr).map(|_| ());
+    Ok(send_routed(dev, stamp, &ip, outer, route, skb, false)?)
 }
+
+/// [`send`] for a payload whose ICRC is taken as it is copied in: the
+/// headers, IP's to the transport's, laid out at the end of a block where
+/// the CRC takes them first, then the payload, each byte read once. `len`
+/// is the packet's, from the BTH to the ICRC.
+#[allow(clippy::too_many_arguments)]
+fn send_in_one_pass<T: Driver, E: From<Error>>(
+    dev: &Device<T>,
+    stamp: Stamp<'_>,
+    flow: &Flow,
+    ip: &IpHeader,
+    headers: &Headers,
+    route: Route,
+    len: usize,
+    fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
+) -> Result<usize, E> {
+    let outer_len = ip.len() + ip::UDP_LEN;
+    let hlen = headers.wire_len();
+    let pad = usize::from(headers.bth.pad);
+    let rest = len.checked_sub(hlen + icrc::LEN).ok_or(EINVAL)?;
+    let at = icrc::HEAD_BLOCK
+        .checked_sub(outer_len + hlen)
+        .ok_or(EINVAL)?;
+    let mut block = [0u8; icrc::HEAD_BLOCK];
+    ip.write_with_udp(flow.sport, len, &mut block[at..])
+        .map_err(|_| EINVAL)?;
+    headers
+        .write(&mut block[at + outer_len..])
+        .map_err(|_| EINVAL)?;
+    let mut masked = None;
+    let skb = build(dev, &route, len, |buf| -> Result<(), E> {
+        buf.put(&block[at + outer_len..])?;
+        let m = icrc::mask_head(&mut block, at, ip.len()).map_err(|_| EINVAL)?;
+        let head = masked.insert(m).crc_bytes(&block);
+        let state = buf.part(rest, |part| -> Result<_, E> {
+            part.sum(stamp.crc, head);
+            fill(part)?;
+            if pad > 0 {
+                part.put(&[0; 3][..pad])?;
+            }
+            Ok(part.take_sum())
+        })?;
+        buf.put(&icrc::finish(state.ok_or(EINVAL)?))?;
+        Ok(())
+    })?;
+    if let Some(masked) = masked {
+        icrc::unmask_head(&mut block, at, masked);
+    }
+    let outer = block.get(at..at + outer_len).ok_or(EINVAL)?;
+    let outer = |hdr: &mut [u8]| -> Result<(), HeaderError> {
+        hdr.get_mut(..outer.len())
+            .ok_or(HeaderError::Range)?
+            .copy_from_slice(outer);
+        Ok(())
+    };
+    Ok(send_routed(dev, stamp, ip, outer, route, skb, true)?)
+}
+
+/// The shortest payload whose ICRC is taken as it is copied in
+/// (`Crc32::copy`): a whole packet's at the usual path MTU. The pass saves
+/// some 0.3 instructions a byte, and laying the headers out for it costs
+/// about 200 a packet: with 64-byte payloads, a SEND took 1.6 % more.
+const ONE_PASS: usize = 1024;
 
 /// Sends a CNP to QP `dest_qpn` at `av`, from `flow`; returns the length
 /// of the IP datagram sent.
@@ -98,7 +168,23 @@ pub(crate) fn send_cnp<T: Driver>(
         buf.put(&cnp::write(dest_qpn.get()))?;
         buf.put(&[0; icrc::LEN])
     })?;
-    send_routed(dev, stamp, av, flow, route, skb, len)
+    let ip = ip_header(stamp, av);
+    let outer = |hdr: &mut [u8]| ip.write_with_udp(flow.sport, len, hdr).map(|_| ());
+    send_routed(dev, stamp, &ip, outer, route, skb, false)
+}
+
+/// The IP header of a packet to `av`.
+fn ip_header(stamp: Stamp<'_>, av: &Av) -> IpHeader {
+    IpHeader {
+        saddr: av.sgid,
+        daddr: av.dgid,
+        tclass: if stamp.ecn_capable {
+            ip::ecn_capable(av.traffic_class)
+        } else {
+            av.traffic_class
+        },
+        hop_limit: av.hop_limit.max(1),
+    }
 }
 
 /// Where a packet of `flow` to `av` goes.
@@ -127,34 +213,22 @@ fn build<T: Driver, E: From<Error>>(
     }
 }
 
-/// Sends `skb`, a UDP payload of `len` bytes with room for its ICRC at the
-/// end, from `flow` to `av` by `route`, and stamps it; returns the length
-/// of the IP datagram.
+/// Sends `skb`, a UDP payload with its ICRC at the end if `sealed`, else
+/// room for it, under `ip`, whose header and the UDP header `outer` writes,
+/// by `route`, and stamps it; returns the length of the IP datagram.
 fn send_routed<T: Driver>(
     dev: &Device<T>,
     stamp: Stamp<'_>,
-    av: &Av,
-    flow: &Flow,
+    ip: &IpHeader,
+    outer: impl FnOnce(&mut [u8]) -> Result<(), HeaderError>,
     route: Route,
     mut skb: SkBuff,
-    len: usize,
+    sealed: bool,
 ) -> Result<usize> {
-    let ip = IpHeader {
-        saddr: av.sgid,
-        daddr: av.dgid,
-        tclass: if stamp.ecn_capable {
-            ip::ecn_capable(av.traffic_class)
-        } else {
-            av.traffic_class
-        },
-        hop_limit: av.hop_limit.max(1),
-    };
-    skb.push_ip_udp(ip.len(), ip.is_v4(), |hdr| {
-        ip.write_with_udp(flow.sport, len, hdr)
-            .map_err(|_| EINVAL)?;
-        Ok(())
-    })?;
-    seal(stamp.crc, &mut skb, ip.len())?;
+    skb.push_ip_udp(ip.len(), ip.is_v4(), |hdr| outer(hdr).map_err(|_| EINVAL))?;
+    if !sealed {
+        seal(stamp.crc, &mut skb, ip.len())?;
+    }
     let sent = skb.len();
     match route {
         Route::Out(dst) => {

@@ -229,6 +229,84 @@ pub(crate) fn seal_in_place<F: Fn(u32, &[u8]) -> u32>(
     Ok(())
 }
 
+/// The bytes of a head block: room for IPv6's and UDP's headers and the
+/// longest transport headers, at its end, for [`mask_head`].
+pub(crate) const HEAD_BLOCK: usize = 128;
+
+/// The blocks of the carry-less multiply's CRC.
+const FOLD: usize = 64;
+
+/// What [`mask_head`] changed, for [`unmask_head`].
+pub(crate) struct Masked {
+    /// Where the bytes of the CRC start.
+    start: usize,
+    ip: [u8; IP_VARIANT],
+    udp_checksum: [u8; 2],
+    resv8a: u8,
+}
+
+/// Prepares the headers at `block[at..]` for a CRC that takes 64 bytes at
+/// a time: an IP header of `ip_len` bytes without options (IPv4's or
+/// IPv6's), the UDP header, then the BTH and the headers after it, all as
+/// they go on the wire. They are masked as for the ICRC, [`SEED`] is added
+/// to their first four bytes, and the bytes before them are zeroed down to
+/// a 64-byte boundary: a CRC from state 0 passes over zeros unchanged. A
+/// CRC from state 0 over [`Masked::crc_bytes`], then over the payload and
+/// pad, is the ICRC before its final inversion ([`finish`]). Not for a
+/// FLUSH, whose ICRC is rxe's ([`seal_in_place`]).
+pub(crate) fn mask_head(
+    block: &mut [u8; HEAD_BLOCK],
+    at: usize,
+    ip_len: usize,
+) -> Result<Masked, IcrcError> {
+    if covered_ip_len(block.get(at))? != ip_len {
+        return Err(IcrcError::IpHeader);
+    }
+    let (udp, bth) = (at + ip_len, at + ip_len + UDP_LEN);
+    if bth + Bth::LEN > HEAD_BLOCK {
+        return Err(IcrcError::Truncated);
+    }
+    let mut ip = [0u8; IP_VARIANT];
+    ip.copy_from_slice(&block[at..at + IP_VARIANT]);
+    let masked = Masked {
+        start: at / FOLD * FOLD,
+        ip,
+        udp_checksum: [block[udp + UDP_CHECKSUM], block[udp + UDP_CHECKSUM + 1]],
+        resv8a: block[bth + BTH_RESV8A],
+    };
+    block[masked.start..at].fill(0);
+    mask(&mut block[at..bth + Bth::LEN], ip_len);
+    let first = u32::from_le_bytes([block[at], block[at + 1], block[at + 2], block[at + 3]]);
+    block[at..at + 4].copy_from_slice(&(first ^ SEED).to_le_bytes());
+    Ok(masked)
+}
+
+impl Masked {
+    /// The bytes of `block` that a CRC from state 0 takes first.
+    pub(crate) fn crc_bytes<'b>(&self, block: &'b [u8; HEAD_BLOCK]) -> &'b [u8] {
+        &block[self.start..]
+    }
+}
+
+/// Puts back the headers at `block[at..]` as they were before
+/// [`mask_head`]; the zeros before them stay.
+pub(crate) fn unmask_head(block: &mut [u8; HEAD_BLOCK], at: usize, masked: Masked) {
+    let ip_len = if masked.ip[0] >> 4 == 4 {
+        IPV4_LEN
+    } else {
+        IPV6_LEN
+    };
+    let (udp, bth) = (at + ip_len, at + ip_len + UDP_LEN);
+    block[at..at + IP_VARIANT].copy_from_slice(&masked.ip);
+    block[udp + UDP_CHECKSUM..udp + UDP_CHECKSUM + 2].copy_from_slice(&masked.udp_checksum);
+    block[bth + BTH_RESV8A] = masked.resv8a;
+}
+
+/// The ICRC as it goes on the wire, from the CRC state after the packet.
+pub(crate) fn finish(state: u32) -> [u8; LEN] {
+    (!state).to_le_bytes()
+}
+
 /// Checks the ICRC of `datagram`, a received packet from its IP header of
 /// `ip_len` bytes through its ICRC, as [`verify`] does, with one CRC call
 /// over the packet where it lies; the bytes are as they were after. An IP
@@ -397,6 +475,64 @@ mod tests {
             compute(crc32_le, &ip[..n], &udp, &covered),
             Ok([0x0f, 0xc3, 0xc2, 0x53])
         );
+    }
+
+    /// A CRC from state 0 over the masked head block, then over the
+    /// payload and pad, gives the ICRC, whatever the headers' lengths and
+    /// the IP; unmasking puts the headers back.
+    #[test]
+    fn head_block_agrees_with_compute() {
+        let (ip4, udp, _) = uc_send_only();
+        let (ip6, _) = hex(&[
+            "6123 4567 002c 1140",
+            "fe80 0000 0000 0000 0000 0000 0000 0001",
+            "fe80 0000 0000 0000 0000 0000 0000 0002",
+        ]);
+        let mut packet = [0u8; 80 + 300];
+        for (i, b) in packet.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(7) ^ 0xa5;
+        }
+        packet[0] = Opcode::RcSendOnly as u8;
+        for ip in [&ip4[..], &ip6[..IPV6_LEN]] {
+            for hlen in [Bth::LEN, 28, 40, 80] {
+                for rest in [0, 1, 64, 255, 300] {
+                    let (transport, payload) = packet[..hlen + rest].split_at(hlen);
+                    let mut block = [0xeeu8; HEAD_BLOCK];
+                    let at = HEAD_BLOCK - ip.len() - UDP_LEN - hlen;
+                    block[at..at + ip.len()].copy_from_slice(ip);
+                    block[at + ip.len()..at + ip.len() + UDP_LEN].copy_from_slice(&udp);
+                    block[HEAD_BLOCK - hlen..].copy_from_slice(transport);
+                    let headers = block;
+                    let masked = mask_head(&mut block, at, ip.len()).unwrap();
+                    let head = masked.crc_bytes(&block);
+                    assert_eq!(head.len() % FOLD, 0);
+                    let crc = crc32_le(crc32_le(0, head), payload);
+                    assert_eq!(
+                        Ok(finish(crc)),
+                        compute(crc32_le, ip, &udp, &packet[..hlen + rest]),
+                        "IP {} headers {hlen} rest {rest}",
+                        ip.len()
+                    );
+                    unmask_head(&mut block, at, masked);
+                    assert_eq!(block[at..], headers[at..]);
+                }
+            }
+        }
+        let mut block = [0u8; HEAD_BLOCK];
+        block[HEAD_BLOCK - 30] = 0x45;
+        assert!(matches!(
+            mask_head(&mut block, HEAD_BLOCK - 30, IPV4_LEN),
+            Err(IcrcError::Truncated)
+        ));
+        assert!(matches!(
+            mask_head(&mut block, HEAD_BLOCK - 30, IPV6_LEN),
+            Err(IcrcError::IpHeader)
+        ));
+        block[0] = 0x55;
+        assert!(matches!(
+            mask_head(&mut block, 0, IPV4_LEN),
+            Err(IcrcError::IpHeader)
+        ));
     }
 
     #[test]

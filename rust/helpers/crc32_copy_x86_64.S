@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The CRC-32 of crc32_le() by carry-less multiplication, carried over a head
+ * and then over a payload that it copies in the same pass: each 16 bytes are
+ * loaded once, stored, and folded into the CRC. A packet's payload is thus
+ * read once on its way into an skb, where memcpy() and then the crypto API's
+ * crc32-pclmul read it twice.
+ *
+ * Four 16-byte lanes are folded 64 bytes at a time. A lane holds a piece of
+ * the message as loaded (bit n is the coefficient of x^(127-n)); a constant
+ * rev64(x^(k-1) mod P) in a quadword multiplies that quadword by x^k, modulo
+ * P, into the lane's place (the carry-less product of two bit-reversed
+ * operands is one bit short of the lane's). The lanes fold into one, which
+ * is multiplied by x^32 and reduced to 64 bits, and those by Barrett's
+ * reduction to the CRC (Gopal et al., "Fast CRC Computation for Generic
+ * Polynomials Using PCLMULQDQ Instruction", Intel, 2009).
+ *
+ * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ.
+ */
+
+#include <linux/linkage.h>
+
+.section .rodata, "a"
+.align 16
+/* Quadword 0 of a lane times x^576, quadword 1 times x^512: 64 bytes on. */
+.Lfold_64_bytes:
+	.quad 0x653d982200000000, 0xcad38e8f00000000
+/* Times x^192 and x^128: one lane on. */
+.Lfold_16_bytes:
+	.quad 0x65673b4600000000, 0x9ba54c6f00000000
+/* The last lane times x^32: quadword 0 times x^96, quadword 1 times x^32. */
+.Lfold_x32:
+	.quad 0xccaa009e00000000, 0x0000000100000000
+/* The 32 high coefficients of a 96-bit remainder times x^64. */
+.Lfold_96_bits:
+	.quad 0xb8bc676500000000, 0
+/* Barrett: floor(x^64 / P) and P, each reversed in 33 bits. */
+.Lbarrett:
+	.quad 0x00000001f7011641, 0x00000001db710641
+.Llow_32_bits:
+	.quad 0x00000000ffffffff, 0
+
+.text
+
+/* Folds lane \lane (with \tmp) by the constants in %xmm0 and adds \data. */
+.macro fold lane, tmp, data
+	movdqa		\lane, \tmp
+	pclmulqdq	$0x00, %xmm0, \lane
+	pclmulqdq	$0x11, %xmm0, \tmp
+	pxor		\tmp, \lane
+	pxor		\data, \lane
+.endm
+
+/* Loads the 64 bytes at \src into %xmm5..%xmm8. */
+.macro load64 src
+	movdqu		0(\src), %xmm5
+	movdqu		16(\src), %xmm6
+	movdqu		32(\src), %xmm7
+	movdqu		48(\src), %xmm8
+.endm
+
+/* Stores %xmm5..%xmm8 to the 64 bytes at \dst. */
+.macro store64 dst
+	movdqu		%xmm5, 0(\dst)
+	movdqu		%xmm6, 16(\dst)
+	movdqu		%xmm7, 32(\dst)
+	movdqu		%xmm8, 48(\dst)
+.endm
+
+/* Folds the four lanes by 64 bytes and adds %xmm5..%xmm8. */
+.macro fold64
+	fold		%xmm1, %xmm9, %xmm5
+	fold		%xmm2, %xmm10, %xmm6
+	fold		%xmm3, %xmm11, %xmm7
+	fold		%xmm4, %xmm12, %xmm8
+.endm
+
+/*
+ * u32 rroce_crc32_fold_copy(u32 crc, const u8 *head, size_t head_len,
+ *			     u8 *dst, const u8 *src, size_t len);
+ *
+ * crc32_le(crc, head ++ src) for head_len and len multiples of 64, at least
+ * one of them not 0; copies src to dst. Each byte of src is read once.
+ */
+SYM_FUNC_START(rroce_crc32_fold_copy)
+	/* The first 64 bytes, with the CRC so far added to the first 4. */
+	test		%rdx, %rdx
+	jz		.Lfirst_of_src
+	load64		%rsi
+	add		$64, %rsi
+	sub		$64, %rdx
+	jmp		.Lfirst
+.Lfirst_of_src:
+	load64		%r8
+	store64		%rcx
+	add		$64, %r8
+	add		$64, %rcx
+	sub		$64, %r9
+.Lfirst:
+	movd		%edi, %xmm1
+	pxor		%xmm5, %xmm1
+	movdqa		%xmm6, %xmm2
+	movdqa		%xmm7, %xmm3
+	movdqa		%xmm8, %xmm4
+	movdqa		.Lfold_64_bytes(%rip), %xmm0
+
+.Lhead:
+	test		%rdx, %rdx
+	jz		.Lpayload
+	load64		%rsi
+	fold64
+	add		$64, %rsi
+	sub		$64, %rdx
+	jmp		.Lhead
+
+.Lpayload:
+	test		%r9, %r9
+	jz		.Lreduce
+.Lcopy:
+	load64		%r8
+	store64		%rcx
+	fold64
+	add		$64, %r8
+	add		$64, %rcx
+	sub		$64, %r9
+	jnz		.Lcopy
+
+.Lreduce:
+	/* Four lanes into one. */
+	movdqa		.Lfold_16_bytes(%rip), %xmm0
+	fold		%xmm1, %xmm9, %xmm2
+	fold		%xmm1, %xmm9, %xmm3
+	fold		%xmm1, %xmm9, %xmm4
+	/* Times x^32, into 96 bits. */
+	movdqa		.Lfold_x32(%rip), %xmm0
+	movdqa		%xmm1, %xmm9
+	pclmulqdq	$0x00, %xmm0, %xmm1
+	pclmulqdq	$0x11, %xmm0, %xmm9
+	pxor		%xmm9, %xmm1
+	/* Into 64 bits, in the high quadword, then moved to the low one. */
+	movdqa		%xmm1, %xmm9
+	pclmulqdq	$0x00, .Lfold_96_bits(%rip), %xmm1
+	pxor		%xmm9, %xmm1
+	psrldq		$8, %xmm1
+	/* Barrett: the quotient from the high 32 coefficients, then the rest. */
+	movdqa		.Lbarrett(%rip), %xmm0
+	movdqa		.Llow_32_bits(%rip), %xmm10
+	movdqa		%xmm1, %xmm9
+	pand		%xmm10, %xmm1
+	pclmulqdq	$0x00, %xmm0, %xmm1
+	pand		%xmm10, %xmm1
+	pclmulqdq	$0x10, %xmm0, %xmm1
+	pxor		%xmm9, %xmm1
+	psrlq		$32, %xmm1
+	movd		%xmm1, %eax
+	RET
+SYM_FUNC_END(rroce_crc32_fold_copy)
