@@ -15,7 +15,9 @@
  * reduction to the CRC (Gopal et al., "Fast CRC Computation for Generic
  * Polynomials Using PCLMULQDQ Instruction", Intel, 2009).
  *
- * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ.
+ * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ,
+ * and for rroce_crc32_fold_copy_avx2() AVX2: it copies 32 bytes a load and
+ * a store, and its three-operand forms need no copy of a lane to fold it.
  */
 
 #include <linux/linkage.h>
@@ -75,6 +77,38 @@
 	fold		%xmm4, %xmm12, %xmm8
 .endm
 
+/* The four lanes reduced to the CRC, which it returns. */
+.macro reduce
+	/* Four lanes into one. */
+	movdqa		.Lfold_16_bytes(%rip), %xmm0
+	fold		%xmm1, %xmm9, %xmm2
+	fold		%xmm1, %xmm9, %xmm3
+	fold		%xmm1, %xmm9, %xmm4
+	/* Times x^32, into 96 bits. */
+	movdqa		.Lfold_x32(%rip), %xmm0
+	movdqa		%xmm1, %xmm9
+	pclmulqdq	$0x00, %xmm0, %xmm1
+	pclmulqdq	$0x11, %xmm0, %xmm9
+	pxor		%xmm9, %xmm1
+	/* Into 64 bits, in the high quadword, then moved to the low one. */
+	movdqa		%xmm1, %xmm9
+	pclmulqdq	$0x00, .Lfold_96_bits(%rip), %xmm1
+	pxor		%xmm9, %xmm1
+	psrldq		$8, %xmm1
+	/* Barrett: the quotient from the high 32 coefficients, then the rest. */
+	movdqa		.Lbarrett(%rip), %xmm0
+	movdqa		.Llow_32_bits(%rip), %xmm10
+	movdqa		%xmm1, %xmm9
+	pand		%xmm10, %xmm1
+	pclmulqdq	$0x00, %xmm0, %xmm1
+	pand		%xmm10, %xmm1
+	pclmulqdq	$0x10, %xmm0, %xmm1
+	pxor		%xmm9, %xmm1
+	psrlq		$32, %xmm1
+	movd		%xmm1, %eax
+	RET
+.endm
+
 /*
  * u32 rroce_crc32_fold_copy(u32 crc, const u8 *head, size_t head_len,
  *			     u8 *dst, const u8 *src, size_t len);
@@ -126,32 +160,83 @@ SYM_FUNC_START(rroce_crc32_fold_copy)
 	jnz		.Lcopy
 
 .Lreduce:
-	/* Four lanes into one. */
-	movdqa		.Lfold_16_bytes(%rip), %xmm0
-	fold		%xmm1, %xmm9, %xmm2
-	fold		%xmm1, %xmm9, %xmm3
-	fold		%xmm1, %xmm9, %xmm4
-	/* Times x^32, into 96 bits. */
-	movdqa		.Lfold_x32(%rip), %xmm0
-	movdqa		%xmm1, %xmm9
-	pclmulqdq	$0x00, %xmm0, %xmm1
-	pclmulqdq	$0x11, %xmm0, %xmm9
-	pxor		%xmm9, %xmm1
-	/* Into 64 bits, in the high quadword, then moved to the low one. */
-	movdqa		%xmm1, %xmm9
-	pclmulqdq	$0x00, .Lfold_96_bits(%rip), %xmm1
-	pxor		%xmm9, %xmm1
-	psrldq		$8, %xmm1
-	/* Barrett: the quotient from the high 32 coefficients, then the rest. */
-	movdqa		.Lbarrett(%rip), %xmm0
-	movdqa		.Llow_32_bits(%rip), %xmm10
-	movdqa		%xmm1, %xmm9
-	pand		%xmm10, %xmm1
-	pclmulqdq	$0x00, %xmm0, %xmm1
-	pand		%xmm10, %xmm1
-	pclmulqdq	$0x10, %xmm0, %xmm1
-	pxor		%xmm9, %xmm1
-	psrlq		$32, %xmm1
-	movd		%xmm1, %eax
-	RET
+	reduce
 SYM_FUNC_END(rroce_crc32_fold_copy)
+
+/* Folds lane \lane (with \tmp) by the constants in %xmm0 and adds \data. */
+.macro vfold lane, tmp, data
+	vpclmulqdq	$0x00, %xmm0, \lane, \tmp
+	vpclmulqdq	$0x11, %xmm0, \lane, \lane
+	vpxor		\tmp, \lane, \lane
+	vpxor		\data, \lane, \lane
+.endm
+
+/* Loads the 64 bytes at \src into %xmm5..%xmm8, 32 at a time. */
+.macro vload64 src
+	vmovdqu		0(\src), %ymm5
+	vmovdqu		32(\src), %ymm6
+	vextracti128	$1, %ymm5, %xmm7
+	vextracti128	$1, %ymm6, %xmm8
+.endm
+
+/* Stores what vload64 loaded to the 64 bytes at \dst. */
+.macro vstore64 dst
+	vmovdqu		%ymm5, 0(\dst)
+	vmovdqu		%ymm6, 32(\dst)
+.endm
+
+/* Folds the four lanes by 64 bytes and adds what vload64 loaded. */
+.macro vfold64
+	vfold		%xmm1, %xmm9, %xmm5
+	vfold		%xmm2, %xmm10, %xmm7
+	vfold		%xmm3, %xmm11, %xmm6
+	vfold		%xmm4, %xmm12, %xmm8
+.endm
+
+/* rroce_crc32_fold_copy(), with AVX2. */
+SYM_FUNC_START(rroce_crc32_fold_copy_avx2)
+	test		%rdx, %rdx
+	jz		.Lv_first_of_src
+	vload64		%rsi
+	add		$64, %rsi
+	sub		$64, %rdx
+	jmp		.Lv_first
+.Lv_first_of_src:
+	vload64		%r8
+	vstore64	%rcx
+	add		$64, %r8
+	add		$64, %rcx
+	sub		$64, %r9
+.Lv_first:
+	vmovd		%edi, %xmm1
+	vpxor		%xmm5, %xmm1, %xmm1
+	vmovdqa		%xmm7, %xmm2
+	vmovdqa		%xmm6, %xmm3
+	vmovdqa		%xmm8, %xmm4
+	vmovdqa		.Lfold_64_bytes(%rip), %xmm0
+
+.Lv_head:
+	test		%rdx, %rdx
+	jz		.Lv_payload
+	vload64		%rsi
+	vfold64
+	add		$64, %rsi
+	sub		$64, %rdx
+	jmp		.Lv_head
+
+.Lv_payload:
+	test		%r9, %r9
+	jz		.Lv_reduce
+.Lv_copy:
+	vload64		%r8
+	vstore64	%rcx
+	vfold64
+	add		$64, %r8
+	add		$64, %rcx
+	sub		$64, %r9
+	jnz		.Lv_copy
+
+.Lv_reduce:
+	vzeroupper
+	reduce
+SYM_FUNC_END(rroce_crc32_fold_copy_avx2)

@@ -626,6 +626,8 @@ void rroce_crypto_free_shash(struct crypto_shash *tfm)
 /* crc32_copy_x86_64.S */
 u32 rroce_crc32_fold_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 			  const u8 *src, size_t len);
+u32 rroce_crc32_fold_copy_avx2(u32 crc, const u8 *head, size_t head_len,
+			       u8 *dst, const u8 *src, size_t len);
 #endif
 
 bool rroce_crc32_copy_available(void)
@@ -652,7 +654,12 @@ u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 	if (head_len + bulk && !(head_len & 63) &&
 	    boot_cpu_has(X86_FEATURE_PCLMULQDQ) && irq_fpu_usable()) {
 		kernel_fpu_begin();
-		crc = rroce_crc32_fold_copy(crc, head, head_len, dst, src, bulk);
+		if (boot_cpu_has(X86_FEATURE_AVX2))
+			crc = rroce_crc32_fold_copy_avx2(crc, head, head_len,
+							 dst, src, bulk);
+		else
+			crc = rroce_crc32_fold_copy(crc, head, head_len, dst,
+						    src, bulk);
 		kernel_fpu_end();
 		head_len = 0;
 	} else
