@@ -69,12 +69,12 @@
 	movdqu		%xmm8, 48(\dst)
 .endm
 
-/* Folds the four lanes by 64 bytes and adds %xmm5..%xmm8. */
-.macro fold64
-	fold		%xmm1, %xmm9, %xmm5
-	fold		%xmm2, %xmm10, %xmm6
-	fold		%xmm3, %xmm11, %xmm7
-	fold		%xmm4, %xmm12, %xmm8
+/* Folds the four lanes by 64 bytes by \f and adds %xmm5..%xmm8. */
+.macro fold64 f=fold
+	\f		%xmm1, %xmm9, %xmm5
+	\f		%xmm2, %xmm10, %xmm6
+	\f		%xmm3, %xmm11, %xmm7
+	\f		%xmm4, %xmm12, %xmm8
 .endm
 
 /* The four lanes reduced to the CRC, which it returns. */
@@ -109,59 +109,13 @@
 	RET
 .endm
 
-/*
- * u32 rroce_crc32_fold_copy(u32 crc, const u8 *head, size_t head_len,
- *			     u8 *dst, const u8 *src, size_t len);
- *
- * crc32_le(crc, head ++ src) for head_len and len multiples of 64, at least
- * one of them not 0; copies src to dst. Each byte of src is read once.
- */
-SYM_FUNC_START(rroce_crc32_fold_copy)
-	/* The first 64 bytes, with the CRC so far added to the first 4. */
-	test		%rdx, %rdx
-	jz		.Lfirst_of_src
-	load64		%rsi
-	add		$64, %rsi
-	sub		$64, %rdx
-	jmp		.Lfirst
-.Lfirst_of_src:
-	load64		%r8
-	store64		%rcx
-	add		$64, %r8
-	add		$64, %rcx
-	sub		$64, %r9
-.Lfirst:
-	movd		%edi, %xmm1
-	pxor		%xmm5, %xmm1
-	movdqa		%xmm6, %xmm2
-	movdqa		%xmm7, %xmm3
-	movdqa		%xmm8, %xmm4
-	movdqa		.Lfold_64_bytes(%rip), %xmm0
-
-.Lhead:
-	test		%rdx, %rdx
-	jz		.Lpayload
-	load64		%rsi
-	fold64
-	add		$64, %rsi
-	sub		$64, %rdx
-	jmp		.Lhead
-
-.Lpayload:
-	test		%r9, %r9
-	jz		.Lreduce
-.Lcopy:
-	load64		%r8
-	store64		%rcx
-	fold64
-	add		$64, %r8
-	add		$64, %rcx
-	sub		$64, %r9
-	jnz		.Lcopy
-
-.Lreduce:
-	reduce
-SYM_FUNC_END(rroce_crc32_fold_copy)
+/* \a ^= \b, in SSE's and AVX's forms. */
+.macro xor2 b, a
+	pxor		\b, \a
+.endm
+.macro vxor2 b, a
+	vpxor		\b, \a, \a
+.endm
 
 /* Folds lane \lane (with \tmp) by the constants in %xmm0 and adds \data. */
 .macro vfold lane, tmp, data
@@ -171,72 +125,77 @@ SYM_FUNC_END(rroce_crc32_fold_copy)
 	vpxor		\data, \lane, \lane
 .endm
 
-/* Loads the 64 bytes at \src into %xmm5..%xmm8, 32 at a time. */
+/* load64 by 32-byte loads, the upper halves moved to %xmm6 and %xmm8. */
 .macro vload64 src
 	vmovdqu		0(\src), %ymm5
-	vmovdqu		32(\src), %ymm6
-	vextracti128	$1, %ymm5, %xmm7
-	vextracti128	$1, %ymm6, %xmm8
+	vmovdqu		32(\src), %ymm7
+	vextracti128	$1, %ymm5, %xmm6
+	vextracti128	$1, %ymm7, %xmm8
 .endm
 
-/* Stores what vload64 loaded to the 64 bytes at \dst. */
+/* store64 of what vload64 loaded, by 32-byte stores. */
 .macro vstore64 dst
 	vmovdqu		%ymm5, 0(\dst)
-	vmovdqu		%ymm6, 32(\dst)
+	vmovdqu		%ymm7, 32(\dst)
 .endm
 
-/* Folds the four lanes by 64 bytes and adds what vload64 loaded. */
-.macro vfold64
-	vfold		%xmm1, %xmm9, %xmm5
-	vfold		%xmm2, %xmm10, %xmm7
-	vfold		%xmm3, %xmm11, %xmm6
-	vfold		%xmm4, %xmm12, %xmm8
+/*
+ * The body of both functions below, by their loads and stores and their
+ * forms (\v is "v" for AVX's): the first 64 bytes, with the CRC so far
+ * added to the first 4, then the head, then the payload, copied.
+ */
+.macro fold_copy v, load, store
+	test		%rdx, %rdx
+	jz		1f
+	\load		%rsi
+	add		$64, %rsi
+	sub		$64, %rdx
+	jmp		2f
+1:	\load		%r8
+	\store		%rcx
+	add		$64, %r8
+	add		$64, %rcx
+	sub		$64, %r9
+2:	\v\()movd	%edi, %xmm1
+	\v\()xor2	%xmm5, %xmm1
+	\v\()movdqa	%xmm6, %xmm2
+	\v\()movdqa	%xmm7, %xmm3
+	\v\()movdqa	%xmm8, %xmm4
+	\v\()movdqa	.Lfold_64_bytes(%rip), %xmm0
+3:	test		%rdx, %rdx
+	jz		4f
+	\load		%rsi
+	fold64		\v\()fold
+	add		$64, %rsi
+	sub		$64, %rdx
+	jmp		3b
+4:	test		%r9, %r9
+	jz		6f
+5:	\load		%r8
+	\store		%rcx
+	fold64		\v\()fold
+	add		$64, %r8
+	add		$64, %rcx
+	sub		$64, %r9
+	jnz		5b
+6:
 .endm
+
+/*
+ * u32 rroce_crc32_fold_copy(u32 crc, const u8 *head, size_t head_len,
+ *			     u8 *dst, const u8 *src, size_t len);
+ *
+ * crc32_le(crc, head ++ src) for head_len and len multiples of 64, at least
+ * one of them not 0; copies src to dst. Each byte of src is read once.
+ */
+SYM_FUNC_START(rroce_crc32_fold_copy)
+	fold_copy	, load64, store64
+	reduce
+SYM_FUNC_END(rroce_crc32_fold_copy)
 
 /* rroce_crc32_fold_copy(), with AVX2. */
 SYM_FUNC_START(rroce_crc32_fold_copy_avx2)
-	test		%rdx, %rdx
-	jz		.Lv_first_of_src
-	vload64		%rsi
-	add		$64, %rsi
-	sub		$64, %rdx
-	jmp		.Lv_first
-.Lv_first_of_src:
-	vload64		%r8
-	vstore64	%rcx
-	add		$64, %r8
-	add		$64, %rcx
-	sub		$64, %r9
-.Lv_first:
-	vmovd		%edi, %xmm1
-	vpxor		%xmm5, %xmm1, %xmm1
-	vmovdqa		%xmm7, %xmm2
-	vmovdqa		%xmm6, %xmm3
-	vmovdqa		%xmm8, %xmm4
-	vmovdqa		.Lfold_64_bytes(%rip), %xmm0
-
-.Lv_head:
-	test		%rdx, %rdx
-	jz		.Lv_payload
-	vload64		%rsi
-	vfold64
-	add		$64, %rsi
-	sub		$64, %rdx
-	jmp		.Lv_head
-
-.Lv_payload:
-	test		%r9, %r9
-	jz		.Lv_reduce
-.Lv_copy:
-	vload64		%r8
-	vstore64	%rcx
-	vfold64
-	add		$64, %r8
-	add		$64, %rcx
-	sub		$64, %r9
-	jnz		.Lv_copy
-
-.Lv_reduce:
+	fold_copy	v, vload64, vstore64
 	vzeroupper
 	reduce
 SYM_FUNC_END(rroce_crc32_fold_copy_avx2)
