@@ -70,7 +70,8 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     headers.bth.pad = pad;
     let route = route(dev, av, flow)?;
     let ip = ip_header(stamp, av);
-    if payload_len >= ONE_PASS && stamp.crc.copies_in_one_pass() {
+    let head_fits = ip.len() + ip::UDP_LEN + headers.wire_len() <= icrc::HEAD_BLOCK;
+    if payload_len >= ONE_PASS && head_fits && stamp.crc.copies_in_one_pass() {
         return send_in_one_pass(dev, stamp, flow, &ip, &headers, route, len, fill);
     }
     let skb = build(dev, &route, len, |buf| -> Result<(), E> {
@@ -146,6 +147,9 @@ fn send_in_one_pass<T: Driver, E: From<Error>>(
     };
     Ok(send_routed(dev, stamp, ip, outer, route, skb, true)?)
 }
+
+// Every packet's headers fit a head block, IPv6's with the longest.
+const _: () = assert!(ip::IPV6_LEN + ip::UDP_LEN + MAX_HEADER_LEN <= icrc::HEAD_BLOCK);
 
 /// The shortest payload whose ICRC is taken as it is copied in
 /// (`Crc32::copy`): a whole packet's at the usual path MTU. The pass saves
