@@ -136,7 +136,7 @@ fn send_in_one_pass<T: Driver, E: From<Error>>(
         Ok(())
     })?;
     if let Some(masked) = masked {
-        icrc::unmask_head(&mut block, at, masked);
+        icrc::unmask_head(&mut block, masked);
     }
     let outer = block.get(at..at + outer_len).ok_or(EINVAL)?;
     let outer = |hdr: &mut [u8]| -> Result<(), HeaderError> {

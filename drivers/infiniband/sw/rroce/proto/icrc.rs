@@ -240,6 +240,9 @@ const FOLD: usize = 64;
 pub(crate) struct Masked {
     /// Where the bytes of the CRC start.
     start: usize,
+    /// Where the headers start, and the IP header's length.
+    at: usize,
+    ip_len: usize,
     ip: [u8; IP_VARIANT],
     udp_checksum: [u8; 2],
     resv8a: u8,
@@ -270,6 +273,8 @@ pub(crate) fn mask_head(
     ip.copy_from_slice(&block[at..at + IP_VARIANT]);
     let masked = Masked {
         start: at / FOLD * FOLD,
+        at,
+        ip_len,
         ip,
         udp_checksum: [block[udp + UDP_CHECKSUM], block[udp + UDP_CHECKSUM + 1]],
         resv8a: block[bth + BTH_RESV8A],
@@ -288,15 +293,11 @@ impl Masked {
     }
 }
 
-/// Puts back the headers at `block[at..]` as they were before
-/// [`mask_head`]; the zeros before them stay.
-pub(crate) fn unmask_head(block: &mut [u8; HEAD_BLOCK], at: usize, masked: Masked) {
-    let ip_len = if masked.ip[0] >> 4 == 4 {
-        IPV4_LEN
-    } else {
-        IPV6_LEN
-    };
-    let (udp, bth) = (at + ip_len, at + ip_len + UDP_LEN);
+/// Puts the headers in `block` back as they were before [`mask_head`];
+/// the zeros before them stay.
+pub(crate) fn unmask_head(block: &mut [u8; HEAD_BLOCK], masked: Masked) {
+    let at = masked.at;
+    let (udp, bth) = (at + masked.ip_len, at + masked.ip_len + UDP_LEN);
     block[at..at + IP_VARIANT].copy_from_slice(&masked.ip);
     block[udp + UDP_CHECKSUM..udp + UDP_CHECKSUM + 2].copy_from_slice(&masked.udp_checksum);
     block[bth + BTH_RESV8A] = masked.resv8a;
@@ -513,7 +514,7 @@ mod tests {
                         "IP {} headers {hlen} rest {rest}",
                         ip.len()
                     );
-                    unmask_head(&mut block, at, masked);
+                    unmask_head(&mut block, masked);
                     assert_eq!(block[at..], headers[at..]);
                 }
             }
