@@ -60,7 +60,8 @@ impl<'a> Fill<'a> {
     /// Appends `n` bytes by `write`, which gets a `Fill` of its own for
     /// them and must fill it: `EFAULT` if they do not fit or it leaves some
     /// unwritten. That `Fill` lasts only this call, so it can take a
-    /// [`Fill::sum`] over data that does not outlive `self`'s buffer.
+    /// [`Fill::sum`] over data that does not outlive `self`'s buffer; a sum
+    /// of `self`'s does not take the part's bytes.
     pub(crate) fn part<'p, T, E: From<Error>>(
         &'p mut self,
         n: usize,
