@@ -70,8 +70,7 @@ pub(crate) fn send<T: Driver, E: From<Error>>(
     headers.bth.pad = pad;
     let route = route(dev, av, flow)?;
     let ip = ip_header(stamp, av);
-    let head_fits = ip.len() + ip::UDP_LEN + headers.wire_len() <= icrc::HEAD_BLOCK;
-    if payload_len >= ONE_PASS && head_fits && stamp.crc.copies_in_one_pass() {
+    if payload_len >= ONE_PASS && stamp.crc.copies_in_one_pass() {
         return send_in_one_pass(dev, stamp, flow, &ip, &headers, route, len, fill);
     }
     let skb = build(dev, &route, len, |buf| -> Result<(), E> {
