@@ -15,7 +15,8 @@
  * reduction to the CRC (Gopal et al., "Fast CRC Computation for Generic
  * Polynomials Using PCLMULQDQ Instruction", Intel, 2009).
  *
- * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ,
+ * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ
+ * (and SSE4.1 for rroce_crc32_fold()),
  * and for rroce_crc32_fold_copy_avx2() AVX2: it copies 32 bytes a load and
  * a store, and its three-operand forms need no copy of a lane to fold it.
  */
@@ -41,6 +42,15 @@
 	.quad 0x00000001f7011641, 0x00000001db710641
 .Llow_32_bits:
 	.quad 0x00000000ffffffff, 0
+/*
+ * pshufb's masks for a last block of r bytes, 16 bytes from r and from
+ * r + 16: bytes with bit 7 set give zeros, and pblendvb takes the new bytes
+ * there.
+ */
+.Lshift_table:
+	.fill 16, 1, 0x80
+	.byte 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	.fill 16, 1, 0x80
 
 .text
 
@@ -77,13 +87,22 @@
 	\f		%xmm4, %xmm12, %xmm8
 .endm
 
-/* The four lanes reduced to the CRC, which it returns. */
-.macro reduce
-	/* Four lanes into one. */
+/* The four lanes folded into %xmm1, with %xmm0 left at one lane's fold. */
+.macro lanes_to_one
 	movdqa		.Lfold_16_bytes(%rip), %xmm0
 	fold		%xmm1, %xmm9, %xmm2
 	fold		%xmm1, %xmm9, %xmm3
 	fold		%xmm1, %xmm9, %xmm4
+.endm
+
+/* The four lanes reduced to the CRC, which it returns. */
+.macro reduce
+	lanes_to_one
+	reduce_lane
+.endm
+
+/* The lane %xmm1 reduced to the CRC, which it returns. */
+.macro reduce_lane
 	/* Times x^32, into 96 bits. */
 	movdqa		.Lfold_x32(%rip), %xmm0
 	movdqa		%xmm1, %xmm9
@@ -199,3 +218,76 @@ SYM_FUNC_START(rroce_crc32_fold_copy_avx2)
 	vzeroupper
 	reduce
 SYM_FUNC_END(rroce_crc32_fold_copy_avx2)
+
+/*
+ * The body of rroce_crc32_fold() and its AVX2 form (\v is "v" for AVX's):
+ * the four lanes, loaded by \load, while 64 bytes are left for them, then
+ * one lane. %rdx counts what is left, less what the next step takes.
+ */
+.macro fold_any v, load
+	movd		%edi, %xmm1
+	movdqu		(%rsi), %xmm5
+	pxor		%xmm5, %xmm1
+	add		$16, %rsi
+	sub		$16, %rdx
+	cmp		$240, %rdx
+	jb		1f
+	movdqu		0(%rsi), %xmm2
+	movdqu		16(%rsi), %xmm3
+	movdqu		32(%rsi), %xmm4
+	add		$48, %rsi
+	sub		$112, %rdx
+	movdqa		.Lfold_64_bytes(%rip), %xmm0
+2:	\load		%rsi
+	fold64		\v\()fold
+	add		$64, %rsi
+	sub		$64, %rdx
+	jae		2b
+	add		$64, %rdx
+	.ifnb \v
+	vzeroupper
+	.endif
+	lanes_to_one
+	jmp		3f
+1:	movdqa		.Lfold_16_bytes(%rip), %xmm0
+3:	sub		$16, %rdx
+	jb		5f
+4:	movdqu		(%rsi), %xmm5
+	fold		%xmm1, %xmm9, %xmm5
+	add		$16, %rsi
+	sub		$16, %rdx
+	jae		4b
+5:	add		$16, %rdx
+	jz		6f
+	/* The last 16 bytes, of which the last %rdx are still to come. */
+	movdqu		-16(%rsi,%rdx), %xmm5
+	lea		.Lshift_table(%rip), %rax
+	movdqu		(%rax,%rdx), %xmm10
+	movdqu		16(%rax,%rdx), %xmm0
+	movdqa		%xmm1, %xmm2
+	pshufb		%xmm10, %xmm1
+	pshufb		%xmm0, %xmm2
+	pblendvb	%xmm0, %xmm5, %xmm2
+	movdqa		.Lfold_16_bytes(%rip), %xmm0
+	fold		%xmm1, %xmm9, %xmm2
+6:	reduce_lane
+.endm
+
+/*
+ * u32 rroce_crc32_fold(u32 crc, const u8 *p, size_t len);
+ *
+ * crc32_le(crc, p) for a len of at least 16: from 256 bytes on, four lanes
+ * 64 bytes at a time while 64 are left, then one lane 16 bytes at a time.
+ * The last r < 16 bytes take one more fold: the lane's first r bytes, with
+ * zeros before them (the high coefficients of what is yet to be reduced),
+ * are followed by its other 16 - r and those r, a whole lane. So a short
+ * packet takes its blocks' folds and the reduction, nothing by the table.
+ */
+SYM_FUNC_START(rroce_crc32_fold)
+	fold_any	, load64
+SYM_FUNC_END(rroce_crc32_fold)
+
+/* rroce_crc32_fold(), its four lanes by AVX2's loads and folds. */
+SYM_FUNC_START(rroce_crc32_fold_avx2)
+	fold_any	v, vload64
+SYM_FUNC_END(rroce_crc32_fold_avx2)

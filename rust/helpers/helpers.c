@@ -628,6 +628,8 @@ u32 rroce_crc32_fold_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 			  const u8 *src, size_t len);
 u32 rroce_crc32_fold_copy_avx2(u32 crc, const u8 *head, size_t head_len,
 			       u8 *dst, const u8 *src, size_t len);
+u32 rroce_crc32_fold(u32 crc, const u8 *p, size_t len);
+u32 rroce_crc32_fold_avx2(u32 crc, const u8 *p, size_t len);
 #endif
 
 bool rroce_crc32_copy_available(void)
@@ -671,6 +673,30 @@ u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 		return crc;
 	memcpy(dst + bulk, src + bulk, len - bulk);
 	return crc32_le(crc, dst + bulk, len - bulk);
+}
+
+/*
+ * crc32_le(crc, p) by carry-less multiplication where the CPU has it and
+ * the FPU may be taken: from 16 bytes on, at any alignment, where the
+ * crypto API's crc32-pclmul walks the table for the bytes before a 16-byte
+ * boundary and after the last whole block, and for anything under 64.
+ */
+u32 rroce_crc32(u32 crc, const u8 *p, size_t len)
+{
+#ifdef CONFIG_X86_64
+	/* The last block's pblendvb is SSE4.1's. */
+	if (len >= 16 && boot_cpu_has(X86_FEATURE_PCLMULQDQ) &&
+	    boot_cpu_has(X86_FEATURE_XMM4_1) && irq_fpu_usable()) {
+		kernel_fpu_begin();
+		if (boot_cpu_has(X86_FEATURE_AVX2))
+			crc = rroce_crc32_fold_avx2(crc, p, len);
+		else
+			crc = rroce_crc32_fold(crc, p, len);
+		kernel_fpu_end();
+		return crc;
+	}
+#endif
+	return crc32_le(crc, p, len);
 }
 
 /* ID allocation, with sleeping allocations (idr.h). */

@@ -136,6 +136,7 @@ void rroce_crypto_free_shash(struct crypto_shash *tfm);
 bool rroce_crc32_copy_available(void);
 u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 		     const u8 *src, size_t len);
+u32 rroce_crc32(u32 crc, const u8 *p, size_t len);
 
 /* Completion vectors: one per online CPU. */
 unsigned int rroce_num_online_cpus(void);

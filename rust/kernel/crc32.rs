@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The IEEE CRC-32 (reflected, no inversion on entry or exit, so calls
-//! chain) by the crypto API's `crc32`, as the C rxe computes its ICRC:
-//! 6.12's `crc32_le()` is a table walk on every CPU, while the crypto API
-//! picks the CPU's carry-less multiply where the kernel has it
-//! (`crc32-pclmul` on x86). Without the crypto API's `crc32`, `crc32_le()`.
+//! chain). 6.12's `crc32_le()` is a table walk on every CPU. On x86-64 with
+//! PCLMULQDQ, our own carry-less multiply (`rust/helpers/crc32_copy_x86_64.S`)
+//! takes whole 16-byte blocks at any alignment, where the crypto API's
+//! `crc32-pclmul` walks the table for up to 15 bytes before them and for
+//! whatever is not a 16-byte block after, and wants 64 to start with. Else
+//! the crypto API's `crc32`, as the C rxe computes its ICRC, which picks the
+//! CPU's best; without it, `crc32_le()`.
 
 use crate::bindings;
 use core::{mem::offset_of, ptr::NonNull};
@@ -19,8 +22,9 @@ use kernel::{c_str, error::from_err_ptr};
 /// is ours and freed once, on drop.
 pub(crate) struct Crc32 {
     tfm: Option<NonNull<bindings::crypto_shash>>,
-    /// Whether [`Crc32::copy`] takes the CRC in the copy's one pass.
-    one_pass: bool,
+    /// Whether our own carry-less multiply computes the CRC, passed at load:
+    /// [`Crc32::update`] by it, and [`Crc32::copy`] in the copy's one pass.
+    clmul: bool,
 }
 
 // SAFETY: A transform may be used from any thread and context at once:
@@ -49,57 +53,58 @@ const SHORT: usize = 80;
 const _: () = assert!(offset_of!(Desc, ctx) == offset_of!(bindings::shash_desc, __ctx));
 
 impl Crc32 {
-    /// The crypto API's `crc32` if the kernel has it, else `crc32_le()`.
+    /// Our carry-less multiply where the CPU has it, else the crypto API's
+    /// `crc32` if the kernel has it, else `crc32_le()`.
     pub(crate) fn new() -> Self {
         // SAFETY: A NUL-terminated name; failure is an `ERR_PTR`.
         let tfm = from_err_ptr(unsafe {
             bindings::crypto_alloc_shash(c_str!("crc32").as_char_ptr(), 0, 0)
         });
-        // SAFETY: No preconditions.
-        let one_pass = unsafe { bindings::rroce_crc32_copy_available() };
-        let Some(tfm) = tfm.ok().and_then(NonNull::new) else {
-            return Self {
-                tfm: None,
-                one_pass,
-            };
-        };
-        // SAFETY: A live transform.
-        let ctx_len = unsafe { bindings::rroce_crypto_shash_descsize(tfm.as_ptr()) };
-        if ctx_len as usize > core::mem::size_of::<[u32; CTX_WORDS]>() {
-            // SAFETY: Ours, and not kept.
-            unsafe { bindings::rroce_crypto_free_shash(tfm.as_ptr()) };
-            return Self {
-                tfm: None,
-                one_pass,
-            };
-        }
-        // INVARIANT: Ours, with a context that fits.
         let mut this = Self {
-            tfm: Some(tfm),
-            one_pass,
+            tfm: None,
+            clmul: false,
         };
-        // It must chain as `crc32_le()` does, which the ICRC relies on;
+        if let Some(tfm) = tfm.ok().and_then(NonNull::new) {
+            // SAFETY: A live transform.
+            let ctx_len = unsafe { bindings::rroce_crypto_shash_descsize(tfm.as_ptr()) };
+            if ctx_len as usize > core::mem::size_of::<[u32; CTX_WORDS]>() {
+                // SAFETY: Ours, and not kept.
+                unsafe { bindings::rroce_crypto_free_shash(tfm.as_ptr()) };
+            } else {
+                // INVARIANT: Ours, with a context that fits.
+                this.tfm = Some(tfm);
+            }
+        }
+        // Each must chain as `crc32_le()` does, which the ICRC relies on:
         // long enough not to be taken for `SHORT`, and to fold 64 bytes on.
         let check: [u8; 2 * SHORT] = core::array::from_fn(|i| i as u8);
         let want = super::crc32_le(!0, &check);
         if this.update(!0, &check) != want {
+            // Dropping the transform frees it.
             this = Self {
                 tfm: None,
-                one_pass,
+                clmul: false,
             };
         }
+        // SAFETY: No preconditions.
+        this.clmul = unsafe { bindings::rroce_crc32_copy_available() };
         let (head, rest) = check.split_at(64);
         let mut copied = [0u8; 2 * SHORT - 64];
         // SAFETY: `copied` has room for `rest`, a distinct array.
         let crc = unsafe { this.copy(!0, head, copied.as_mut_ptr(), rest.as_ptr(), rest.len()) };
-        this.one_pass &= crc == want && copied == *rest;
+        // Every length from one block to past where four lanes start.
+        let long: [u8; 320] = core::array::from_fn(|i| (i * 7) as u8);
+        let folds = (16..=long.len())
+            .step_by(13)
+            .all(|n| this.update(!0, &long[..n]) == super::crc32_le(!0, &long[..n]));
+        this.clmul &= crc == want && copied == *rest && folds;
         this
     }
 
     /// Whether [`Crc32::copy`] reads each byte once, where a copy and then
     /// [`Crc32::update`] would read it twice (x86's carry-less multiply).
     pub(crate) fn copies_in_one_pass(&self) -> bool {
-        self.one_pass
+        self.clmul
     }
 
     /// `crc` carried on over `head` and then over the `n` bytes at `src`,
@@ -128,6 +133,10 @@ impl Crc32 {
 
     /// `crc` carried on over `bytes`.
     pub(crate) fn update(&self, crc: u32, bytes: &[u8]) -> u32 {
+        if self.clmul {
+            // SAFETY: `bytes` is a valid slice.
+            return unsafe { bindings::rroce_crc32(crc, bytes.as_ptr(), bytes.len()) };
+        }
         let (Some(tfm), Ok(len)) = (self.tfm, u32::try_from(bytes.len())) else {
             return super::crc32_le(crc, bytes);
         };
