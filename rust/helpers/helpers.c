@@ -317,6 +317,12 @@ struct sk_buff *rroce___skb_dequeue(struct sk_buff_head *list)
 	return __skb_dequeue(list);
 }
 
+void rroce_skb_queue_splice_tail_init(struct sk_buff_head *list,
+				      struct sk_buff_head *head)
+{
+	skb_queue_splice_tail_init(list, head);
+}
+
 struct sk_buff *rroce_skb_peek(const struct sk_buff_head *list)
 {
 	return skb_peek(list);

@@ -85,6 +85,8 @@ unsigned long rroce_skb_queue_lock(struct sk_buff_head *list);
 void rroce_skb_queue_unlock(struct sk_buff_head *list, unsigned long flags);
 void rroce___skb_queue_tail(struct sk_buff_head *list, struct sk_buff *skb);
 struct sk_buff *rroce___skb_dequeue(struct sk_buff_head *list);
+void rroce_skb_queue_splice_tail_init(struct sk_buff_head *list,
+				      struct sk_buff_head *head);
 struct sk_buff *rroce_skb_peek(const struct sk_buff_head *list);
 
 void rroce_init_work(struct work_struct *work, work_func_t func);

@@ -71,10 +71,20 @@ pub(super) struct Container<T: Driver> {
     pub(super) rx_queue: Opaque<bindings::sk_buff_head>,
     /// How far `rx_queue` has been taken; under its lock.
     pub(super) rx_state: Opaque<RxState>,
+    /// The stamp of the packet being handled, 0 between packets (and as
+    /// the device is allocated, zeroed). Set under `rx_queue`'s lock as the
+    /// packet leaves it, so that a reader under the lock finds each packet
+    /// in one place; cleared without it once the queue is empty.
+    pub(super) rx_handling: AtomicUsize,
     /// Packets that this device sent itself and has handled, kept to build
     /// the next ones in ([`Device::build_local`]): at most
-    /// [`Driver::RX_BUDGET`], what one burst sends.
+    /// [`Driver::RX_BUDGET`], what one burst sends. Under `rx_queue`'s
+    /// lock, its own unused: a burst hands them over in one go.
     pub(super) rx_spare: Opaque<bindings::sk_buff_head>,
+    /// The packets of `rx_spare` to be, as they are handled: the one who
+    /// has claimed `rx_queue` keeps them here, without a lock, and moves
+    /// them to `rx_spare` as it gives the claim back.
+    pub(super) rx_kept: Opaque<bindings::sk_buff_head>,
     pub(super) rx_work: Opaque<bindings::work_struct>,
     /// Runs [`Driver::kicked`].
     pub(super) kick_work: Opaque<bindings::work_struct>,
@@ -97,8 +107,6 @@ pub(super) struct Container<T: Driver> {
 /// How far the receive queue's packets have been taken. All zero, as the
 /// device is allocated, is the state of a new device.
 pub(super) struct RxState {
-    /// The stamp of the packet being handled, 0 between packets.
-    handling: usize,
     /// How many [`LocalRxPlug`]s hold the receive work back from the
     /// device's packets to itself.
     plugged: usize,
@@ -233,6 +241,7 @@ impl<T: Driver> Container<T> {
             bindings::cancel_delayed_work_sync((*container).tick.get());
             bindings::rroce_skb_queue_purge((*container).rx_queue.get());
             bindings::rroce_skb_queue_purge((*container).rx_spare.get());
+            bindings::rroce_skb_queue_purge((*container).rx_kept.get());
             core::ptr::drop_in_place(addr_of_mut!((*container).data));
             // Delisted last: the module's exit waits for listed devices
             // only, and dropping the data runs module code (closing the
@@ -246,8 +255,8 @@ impl<T: Driver> Container<T> {
 }
 
 /// The receive queue. Each packet is stamped with the jiffies it arrived at,
-/// and the one being handled leaves its stamp in [`RxState::handling`], so
-/// that [`Device::rx_clock`] can tell how far handling has come.
+/// and the one being handled leaves its stamp in `rx_handling`, so that
+/// [`Device::rx_clock`] can tell how far handling has come.
 impl<T: Driver> Container<T> {
     /// Runs `f` on the receive state and the number of packets waiting,
     /// under the queue's lock.
@@ -311,8 +320,14 @@ impl<T: Driver> Container<T> {
     /// receive work is urgent again.
     fn rx_release(&self, plug: isize) -> bool {
         self.rx_locked(|rx, queued| {
+            // SAFETY: Both were initialised with the device; `rx_spare` is
+            // under the lock held here, and `rx_kept` is the claim's, which
+            // this gives back.
+            unsafe {
+                bindings::rroce_skb_queue_splice_tail_init(self.rx_kept.get(), self.rx_spare.get())
+            };
             rx.busy = false;
-            rx.handling = 0;
+            self.rx_handling.store(0, Ordering::Relaxed);
             rx.plugged = rx.plugged.wrapping_add_signed(plug);
             if queued == 0 {
                 rx.busy_since = 0;
@@ -359,14 +374,17 @@ impl<T: Driver> Container<T> {
     }
 
     /// Keeps `skb`, a packet this device sent itself and has handled, to
-    /// build another in, if fewer than [`Driver::RX_BUDGET`] are kept.
+    /// build another in, if fewer than [`Driver::RX_BUDGET`] are kept; the
+    /// caller has claimed the queue.
     fn keep_spare(&self, skb: SkBuff) {
-        let spare = self.rx_spare.get();
-        // SAFETY: The queue was initialised with the device; its length is
-        // read without its lock, as a hint.
-        if unsafe { queue_len(spare) } < T::RX_BUDGET as u32 {
-            // SAFETY: As above; the queue takes the skb.
-            unsafe { bindings::skb_queue_tail(spare, skb.into_raw()) };
+        let (spare, kept) = (self.rx_spare.get(), self.rx_kept.get());
+        // SAFETY: Both were initialised with the device. `rx_spare`'s
+        // length is read without its lock, as a hint; `rx_kept` is the
+        // claim's, and takes the skb.
+        unsafe {
+            if queue_len(spare) + queue_len(kept) < T::RX_BUDGET as u32 {
+                bindings::rroce___skb_queue_tail(kept, skb.into_raw());
+            }
         }
     }
 
@@ -375,16 +393,25 @@ impl<T: Driver> Container<T> {
     /// it is in neither place otherwise.
     fn rx_dequeue(&self) -> Option<SkBuff> {
         let queue = self.rx_queue.get();
-        // SAFETY: The queue was initialised with the device, and
-        // `rx_state` is only accessed under its lock.
+        // An empty queue costs no lock: each burst ends on one, twice. A
+        // packet queued meanwhile by another CPU is found by `rx_release`,
+        // under the lock, which has the receive work woken for it.
+        // SAFETY: The queue was initialised with the device; its length is
+        // read without its lock, as a hint.
+        if unsafe { queue_len(queue) } == 0 {
+            self.rx_handling.store(0, Ordering::Relaxed);
+            return None;
+        }
+        // SAFETY: The queue was initialised with the device.
         unsafe {
             let flags = bindings::rroce_skb_queue_lock(queue);
             let skb = bindings::rroce___skb_dequeue(queue);
-            (*self.rx_state.get()).handling = if skb.is_null() {
+            let stamp = if skb.is_null() {
                 0
             } else {
                 (*rx_cb(skb)).stamp
             };
+            self.rx_handling.store(stamp, Ordering::Relaxed);
             bindings::rroce_skb_queue_unlock(queue, flags);
             // Dequeued, so ours.
             SkBuff::from_raw(skb)
@@ -399,7 +426,7 @@ impl<T: Driver> Container<T> {
         // lock is held.
         unsafe {
             let flags = bindings::rroce_skb_queue_lock(queue);
-            let handling = (*self.rx_state.get()).handling;
+            let handling = self.rx_handling.load(Ordering::Relaxed);
             let oldest = bindings::rroce_skb_peek(queue);
             let stamp = if handling != 0 {
                 handling
@@ -467,13 +494,18 @@ impl<T: Driver> Device<T> {
         room: usize,
         fill: impl FnOnce(&mut Fill<'_>) -> Result<(), E>,
     ) -> Result<SkBuff, E> {
-        let spare = self.container().rx_spare.get();
-        // SAFETY: The queue was initialised with the device; its length is
-        // read without its lock, as a hint, and what it gives is ours. Only
-        // `keep_spare` queues there: packets as `build_in` asks.
+        let c = self.container();
+        let (queue, spare) = (c.rx_queue.get(), c.rx_spare.get());
+        // SAFETY: The queues were initialised with the device. The spares'
+        // length is read without a lock, as a hint; they are taken under
+        // the receive queue's, and what that gives is ours. Only
+        // `keep_spare` keeps them: packets as `build_in` asks.
         let kept = unsafe {
             if queue_len(spare) > 0 {
-                SkBuff::from_raw(bindings::skb_dequeue(spare))
+                let flags = bindings::rroce_skb_queue_lock(queue);
+                let skb = bindings::rroce___skb_dequeue(spare);
+                bindings::rroce_skb_queue_unlock(queue, flags);
+                SkBuff::from_raw(skb)
             } else {
                 None
             }

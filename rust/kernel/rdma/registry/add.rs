@@ -44,6 +44,7 @@ impl<T: Driver> Registry<T> {
         unsafe {
             bindings::rroce_skb_queue_head_init((*container).rx_queue.get());
             bindings::rroce_skb_queue_head_init((*container).rx_spare.get());
+            bindings::rroce_skb_queue_head_init((*container).rx_kept.get());
             bindings::rroce_init_work((*container).rx_work.get(), Some(Container::<T>::rx_work));
             bindings::rroce_init_work(
                 (*container).kick_work.get(),
