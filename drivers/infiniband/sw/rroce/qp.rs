@@ -415,8 +415,7 @@ impl QpCore {
     fn sent_by_peer(&self, inner: &QpInner, ip: &[u8]) -> bool {
         !matches!(self.qp_type, QpType::Rc | QpType::Uc)
             || matches!(inner.attr.state, QpState::Reset | QpState::Init)
-            || (ip::source_gid(ip) == Some(inner.av.dgid)
-                && ip::destination_gid(ip) == Some(inner.av.sgid))
+            || ip::is_from_to(ip, &inner.av.dgid, &inner.av.sgid)
     }
 
     /// A CNP of `bytes` with IP header `ip` came for this QP: with

@@ -35,9 +35,12 @@ pub(crate) struct IpHeader {
     pub(crate) hop_limit: u8,
 }
 
+/// The first 12 bytes of an IPv4-mapped address.
+const V4_MAPPED: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
+
 /// Whether an address is IPv4-mapped (`::ffff:a.b.c.d`).
 pub(crate) fn is_v4_mapped(addr: &[u8; 16]) -> bool {
-    addr[..10].iter().all(|&b| b == 0) && addr[10] == 0xff && addr[11] == 0xff
+    addr[..12] == V4_MAPPED
 }
 
 /// Whether `gid` is an IP multicast address: `ff00::/8`, or an IPv4 one
@@ -69,9 +72,19 @@ pub(crate) fn destination_gid(ip: &[u8]) -> Option<[u8; 16]> {
     gid_at(ip, 16, 24)
 }
 
-/// The address a received packet was sent from, as [`destination_gid`].
-pub(crate) fn source_gid(ip: &[u8]) -> Option<[u8; 16]> {
-    gid_at(ip, 12, 8)
+/// Whether the packet with IP header `ip` went from `src` to `dst` (GIDs,
+/// IPv4 mapped): compared where they lie, for each packet of a connection.
+pub(crate) fn is_from_to(ip: &[u8], src: &[u8; 16], dst: &[u8; 16]) -> bool {
+    match ip.first().map(|b| b >> 4) {
+        Some(4) if ip.len() >= IPV4_LEN => {
+            is_v4_mapped(src)
+                && is_v4_mapped(dst)
+                && ip[12..16] == src[12..]
+                && ip[16..20] == dst[12..]
+        }
+        Some(6) if ip.len() >= IPV6_LEN => ip[8..24] == src[..] && ip[24..40] == dst[..],
+        _ => false,
+    }
 }
 
 /// The address at offset `v4` of an IPv4 header, or `v6` of an IPv6 one.
@@ -218,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn source_and_destination_gids() {
+    fn destination_gid_and_sender() {
         let h = IpHeader {
             saddr: v4([10, 0, 0, 1]),
             daddr: v4([239, 1, 2, 3]),
@@ -228,7 +241,13 @@ mod tests {
         let mut out = [0u8; 48];
         let n = h.write_with_udp(1, 0, &mut out).unwrap();
         assert_eq!(destination_gid(&out[..n]), Some(v4([239, 1, 2, 3])));
-        assert_eq!(source_gid(&out[..n]), Some(v4([10, 0, 0, 1])));
+        assert!(is_from_to(&out[..n], &h.saddr, &h.daddr));
+        assert!(!is_from_to(&out[..n], &h.daddr, &h.saddr));
+        assert!(!is_from_to(&out[..n], &v4([10, 0, 0, 2]), &h.daddr));
+        // The same last four bytes, not mapped: another address.
+        let mut unmapped = h.saddr;
+        unmapped[10] = 0;
+        assert!(!is_from_to(&out[..n], &unmapped, &h.daddr));
         let mut d = [0u8; 16];
         d[0] = 0xff;
         d[15] = 7;
@@ -240,9 +259,12 @@ mod tests {
         };
         let n = h6.write_with_udp(1, 0, &mut out).unwrap();
         assert_eq!(destination_gid(&out[..n]), Some(d));
-        assert_eq!(source_gid(&out[..n]), Some([1; 16]));
+        assert!(is_from_to(&out[..n], &[1; 16], &d));
+        assert!(!is_from_to(&out[..n], &[1; 16], &[1; 16]));
+        assert!(!is_from_to(&out[..n], &d, &[1; 16]));
         assert_eq!(destination_gid(&out[..39]), None);
-        assert_eq!(source_gid(&out[..39]), None);
+        assert!(!is_from_to(&out[..39], &[1; 16], &d));
+        assert!(!is_from_to(&[], &[1; 16], &d));
         assert_eq!(destination_gid(&[0x45; 19]), None);
         assert_eq!(destination_gid(&[0x55; 40]), None);
         assert_eq!(destination_gid(&[]), None);
