@@ -15,10 +15,10 @@
  * reduction to the CRC (Gopal et al., "Fast CRC Computation for Generic
  * Polynomials Using PCLMULQDQ Instruction", Intel, 2009).
  *
- * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ
- * (and SSE4.1 for rroce_crc32_fold()),
- * and for rroce_crc32_fold_copy_avx2() AVX2: it copies 32 bytes a load and
- * a store, and its three-operand forms need no copy of a lane to fold it.
+ * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ;
+ * SSE4.1 for rroce_crc32_fold()'s last block (pblendvb); and AVX2 for the
+ * _avx2 forms, which load (and store) 32 bytes at a time, and whose
+ * three-operand forms need no copy of a lane to fold it.
  */
 
 #include <linux/linkage.h>

@@ -317,10 +317,20 @@ struct sk_buff *rroce___skb_dequeue(struct sk_buff_head *list)
 	return __skb_dequeue(list);
 }
 
+/*
+ * skb_queue_splice_tail_init(), with head's length written once: it is
+ * read without the lock (skb_queue_len_lockless()).
+ */
 void rroce_skb_queue_splice_tail_init(struct sk_buff_head *list,
 				      struct sk_buff_head *head)
 {
-	skb_queue_splice_tail_init(list, head);
+	u32 qlen = head->qlen + list->qlen;
+
+	if (skb_queue_empty(list))
+		return;
+	__skb_queue_splice(list, head->prev, (struct sk_buff *)head);
+	WRITE_ONCE(head->qlen, qlen);
+	__skb_queue_head_init(list);
 }
 
 struct sk_buff *rroce_skb_peek(const struct sk_buff_head *list)
