@@ -10,10 +10,14 @@
  * the message as loaded (bit n is the coefficient of x^(127-n)); a constant
  * rev64(x^(k-1) mod P) in a quadword multiplies that quadword by x^k, modulo
  * P, into the lane's place (the carry-less product of two bit-reversed
- * operands is one bit short of the lane's). The lanes fold into one, which
- * is multiplied by x^32 and reduced to 64 bits, and those by Barrett's
- * reduction to the CRC (Gopal et al., "Fast CRC Computation for Generic
- * Polynomials Using PCLMULQDQ Instruction", Intel, 2009).
+ * operands is one bit short of the lane's). The folds by 64 and 16 bytes
+ * take rev64(x^(k-33) mod P * x^32) instead, the same modulo P, in 32 bits
+ * rather than 64: QEMU's emulated carry-less multiply takes time with its
+ * operand's length, and the kernel's crc32-pclmul has 33-bit constants.
+ * The lanes fold into one, which is multiplied by x^32 and reduced to 64
+ * bits, and those by Barrett's reduction to the CRC (Gopal et al., "Fast
+ * CRC Computation for Generic Polynomials Using PCLMULQDQ Instruction",
+ * Intel, 2009).
  *
  * The caller holds the FPU (kernel_fpu_begin()) and the CPU has PCLMULQDQ;
  * SSE4.1 for rroce_crc32_fold()'s last block (pblendvb); and AVX2 for the
@@ -27,10 +31,10 @@
 .align 16
 /* Quadword 0 of a lane times x^576, quadword 1 times x^512: 64 bytes on. */
 .Lfold_64_bytes:
-	.quad 0x653d982200000000, 0xcad38e8f00000000
+	.quad 0x000000008f352d95, 0x000000001d9513d7
 /* Times x^192 and x^128: one lane on. */
 .Lfold_16_bytes:
-	.quad 0x65673b4600000000, 0x9ba54c6f00000000
+	.quad 0x00000000ae689191, 0x00000000ccaa009e
 /* The last lane times x^32: quadword 0 times x^96, quadword 1 times x^32. */
 .Lfold_x32:
 	.quad 0xccaa009e00000000, 0x0000000100000000
