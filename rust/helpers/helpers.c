@@ -695,7 +695,7 @@ u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
  * crc32_le(crc, p) by carry-less multiplication where the CPU has it and
  * the FPU may be taken: from 16 bytes on, at any alignment, where the
  * crypto API's crc32-pclmul walks the table for the bytes before a 16-byte
- * boundary and after the last whole block, and for anything under 64.
+ * boundary and after the last whole block, and for anything under 79.
  */
 u32 rroce_crc32(u32 crc, const u8 *p, size_t len)
 {

@@ -5,7 +5,7 @@
 //! PCLMULQDQ, our own carry-less multiply (`rust/helpers/crc32_copy_x86_64.S`)
 //! takes whole 16-byte blocks at any alignment, where the crypto API's
 //! `crc32-pclmul` walks the table for up to 15 bytes before them and for
-//! whatever is not a 16-byte block after, and wants 64 to start with. Else
+//! whatever is not a 16-byte block after, and wants 79 to start with. Else
 //! the crypto API's `crc32`, as the C rxe computes its ICRC, which picks the
 //! CPU's best; without it, `crc32_le()`.
 
