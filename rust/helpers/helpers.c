@@ -5,6 +5,7 @@
 
 #include <linux/if_vlan.h>
 #include <linux/crc32.h>
+#include <linux/once.h>
 #include <net/addrconf.h>
 #ifdef CONFIG_X86_64
 #include <asm/fpu/api.h>
@@ -648,10 +649,89 @@ u32 rroce_crc32_fold(u32 crc, const u8 *p, size_t len);
 u32 rroce_crc32_fold_avx2(u32 crc, const u8 *p, size_t len);
 #endif
 
-bool rroce_crc32_copy_available(void)
+#ifdef CONFIG_X86_64
+/* The form of our folds, chosen once per load by rroce_crc32_select(). */
+enum rroce_fold { RROCE_FOLD_NONE, RROCE_FOLD_SSE, RROCE_FOLD_AVX2 };
+static enum rroce_fold rroce_fold __read_mostly;
+
+#define FOLD_TIMED_LEN 1024 /* a KiB, as the message below says */
+#define FOLD_TIMED_ROUNDS 64
+
+/* The best of three times of FOLD_TIMED_ROUNDS folds and fold-copies. */
+static u64 rroce_fold_ns(enum rroce_fold form, u8 *buf)
+{
+	u8 *dst = buf + FOLD_TIMED_LEN;
+	u64 best = U64_MAX;
+	int i, j;
+
+	for (i = 0; i < 3; i++) {
+		u64 t;
+
+		kernel_fpu_begin();
+		t = ktime_get_ns();
+		for (j = 0; j < FOLD_TIMED_ROUNDS; j++) {
+			if (form == RROCE_FOLD_AVX2) {
+				rroce_crc32_fold_avx2(0, buf, FOLD_TIMED_LEN);
+				rroce_crc32_fold_copy_avx2(0, buf, 64, dst,
+							   buf + 64,
+							   FOLD_TIMED_LEN - 64);
+			} else {
+				rroce_crc32_fold(0, buf, FOLD_TIMED_LEN);
+				rroce_crc32_fold_copy(0, buf, 64, dst, buf + 64,
+						      FOLD_TIMED_LEN - 64);
+			}
+		}
+		t = ktime_get_ns() - t;
+		kernel_fpu_end();
+		best = min(best, t);
+	}
+	return best;
+}
+
+/*
+ * AVX2's form takes fewer instructions, with 32-byte loads and stores, but
+ * not always less time: on a Xeon with AVX-512 a 1 KiB fold took 41 ns
+ * against SSE's 37. So, as the kernel's xor and raid6 choose theirs, both
+ * forms are timed and the faster taken.
+ */
+static void rroce_crc32_choose(void)
+{
+	u64 sse, avx2;
+	u8 *buf;
+
+	/* The last block's pblendvb is SSE4.1's. */
+	if (!boot_cpu_has(X86_FEATURE_PCLMULQDQ) ||
+	    !boot_cpu_has(X86_FEATURE_XMM4_1) || !irq_fpu_usable())
+		return;
+	if (!boot_cpu_has(X86_FEATURE_AVX2)) {
+		WRITE_ONCE(rroce_fold, RROCE_FOLD_SSE);
+		return;
+	}
+	buf = kzalloc(2 * FOLD_TIMED_LEN, GFP_KERNEL);
+	if (!buf) {
+		WRITE_ONCE(rroce_fold, RROCE_FOLD_SSE);
+		return;
+	}
+	sse = rroce_fold_ns(RROCE_FOLD_SSE, buf);
+	avx2 = rroce_fold_ns(RROCE_FOLD_AVX2, buf);
+	kfree(buf);
+	WRITE_ONCE(rroce_fold, avx2 < sse ? RROCE_FOLD_AVX2 : RROCE_FOLD_SSE);
+	/* Per round: a KiB folded, and a KiB copied and folded in one pass. */
+	pr_info("rroce: ICRC by carry-less multiply: %s, %llu ns per round; %s, %llu\n",
+		avx2 < sse ? "AVX2" : "SSE", min(sse, avx2) / FOLD_TIMED_ROUNDS,
+		avx2 < sse ? "SSE" : "AVX2", max(sse, avx2) / FOLD_TIMED_ROUNDS);
+}
+#endif
+
+/*
+ * Chooses the form of our folds on the first call of a load, and returns
+ * whether rroce_crc32() and rroce_crc32_copy() take them.
+ */
+bool rroce_crc32_select(void)
 {
 #ifdef CONFIG_X86_64
-	return boot_cpu_has(X86_FEATURE_PCLMULQDQ);
+	DO_ONCE_SLEEPABLE(rroce_crc32_choose);
+	return READ_ONCE(rroce_fold) != RROCE_FOLD_NONE;
 #else
 	return false;
 #endif
@@ -669,10 +749,12 @@ u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 	size_t bulk = len & ~(size_t)63;
 
 #ifdef CONFIG_X86_64
-	if (head_len + bulk && !(head_len & 63) &&
-	    boot_cpu_has(X86_FEATURE_PCLMULQDQ) && irq_fpu_usable()) {
+	enum rroce_fold form = READ_ONCE(rroce_fold);
+
+	if (head_len + bulk && !(head_len & 63) && form != RROCE_FOLD_NONE &&
+	    irq_fpu_usable()) {
 		kernel_fpu_begin();
-		if (boot_cpu_has(X86_FEATURE_AVX2))
+		if (form == RROCE_FOLD_AVX2)
 			crc = rroce_crc32_fold_copy_avx2(crc, head, head_len,
 							 dst, src, bulk);
 		else
@@ -700,11 +782,11 @@ u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 u32 rroce_crc32(u32 crc, const u8 *p, size_t len)
 {
 #ifdef CONFIG_X86_64
-	/* The last block's pblendvb is SSE4.1's. */
-	if (len >= 16 && boot_cpu_has(X86_FEATURE_PCLMULQDQ) &&
-	    boot_cpu_has(X86_FEATURE_XMM4_1) && irq_fpu_usable()) {
+	enum rroce_fold form = READ_ONCE(rroce_fold);
+
+	if (len >= 16 && form != RROCE_FOLD_NONE && irq_fpu_usable()) {
 		kernel_fpu_begin();
-		if (boot_cpu_has(X86_FEATURE_AVX2))
+		if (form == RROCE_FOLD_AVX2)
 			crc = rroce_crc32_fold_avx2(crc, p, len);
 		else
 			crc = rroce_crc32_fold(crc, p, len);

@@ -5,7 +5,8 @@
 //! PCLMULQDQ, our own carry-less multiply (`rust/helpers/crc32_copy_x86_64.S`)
 //! takes whole 16-byte blocks at any alignment, where the crypto API's
 //! `crc32-pclmul` walks the table for up to 15 bytes before them and for
-//! whatever is not a 16-byte block after, and wants 79 to start with. Else
+//! whatever is not a 16-byte block after, and wants 79 to start with; in
+//! AVX2's form or SSE's, whichever the first device's load times faster. Else
 //! the crypto API's `crc32`, as the C rxe computes its ICRC, which picks the
 //! CPU's best; without it, `crc32_le()`.
 
@@ -87,7 +88,7 @@ impl Crc32 {
             };
         }
         // SAFETY: No preconditions.
-        this.clmul = unsafe { bindings::rroce_crc32_copy_available() };
+        this.clmul = unsafe { bindings::rroce_crc32_select() };
         let (head, rest) = check.split_at(64);
         let mut copied = [0u8; 2 * SHORT - 64];
         // SAFETY: `copied` has room for `rest`, a distinct array.
