@@ -136,6 +136,7 @@ bool rroce_mod_delayed_work(struct delayed_work *work, unsigned long delay);
 unsigned int rroce_crypto_shash_descsize(struct crypto_shash *tfm);
 void rroce_crypto_free_shash(struct crypto_shash *tfm);
 bool rroce_crc32_select(void);
+bool rroce_crc32_copy_folds(void);
 u32 rroce_crc32_copy(u32 crc, const u8 *head, size_t head_len, u8 *dst,
 		     const u8 *src, size_t len);
 u32 rroce_crc32(u32 crc, const u8 *p, size_t len);

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The IEEE CRC-32 (reflected, no inversion on entry or exit, so calls
-//! chain). 6.12's `crc32_le()` is a table walk on every CPU. On x86-64 with
-//! PCLMULQDQ, our own carry-less multiply (`rust/helpers/crc32_copy_x86_64.S`)
-//! takes whole 16-byte blocks at any alignment, where the crypto API's
+//! chain). 6.12's `crc32_le()` is a table walk on every CPU. On x86-64,
+//! `rust/helpers/helpers.c` times the forms it has when the first device
+//! loads and keeps the fastest: that table, or our own carry-less multiply
+//! (`rust/helpers/crc32_copy_x86_64.S`, SSE's or AVX2's form), which takes
+//! whole 16-byte blocks at any alignment, where the crypto API's
 //! `crc32-pclmul` walks the table for up to 15 bytes before them and for
-//! whatever is not a 16-byte block after, and wants 79 to start with; in
-//! AVX2's form or SSE's, whichever the first device's load times faster. Else
-//! the crypto API's `crc32`, as the C rxe computes its ICRC, which picks the
-//! CPU's best; without it, `crc32_le()`.
+//! whatever is not a 16-byte block after, and wants 79 to start with. On
+//! real CPUs a fold wins; under QEMU's TCG, which emulates PCLMULQDQ
+//! slowly, the table does. Elsewhere the crypto API's `crc32`, as the C rxe
+//! computes its ICRC, which picks the CPU's best; without it, `crc32_le()`.
 
 use crate::bindings;
 use core::{mem::offset_of, ptr::NonNull};
@@ -23,9 +25,11 @@ use kernel::{c_str, error::from_err_ptr};
 /// is ours and freed once, on drop.
 pub(crate) struct Crc32 {
     tfm: Option<NonNull<bindings::crypto_shash>>,
-    /// Whether our own carry-less multiply computes the CRC, passed at load:
-    /// [`Crc32::update`] by it, and [`Crc32::copy`] in the copy's one pass.
-    clmul: bool,
+    /// Whether the helpers' CRC, chosen at load, is for this CPU:
+    /// [`Crc32::update`] by `rroce_crc32()`.
+    ours: bool,
+    /// Whether [`Crc32::copy`] hashes the bytes as it copies them.
+    one_pass: bool,
 }
 
 // SAFETY: A transform may be used from any thread and context at once:
@@ -54,8 +58,8 @@ const SHORT: usize = 80;
 const _: () = assert!(offset_of!(Desc, ctx) == offset_of!(bindings::shash_desc, __ctx));
 
 impl Crc32 {
-    /// Our carry-less multiply where the CPU has it, else the crypto API's
-    /// `crc32` if the kernel has it, else `crc32_le()`.
+    /// The helpers' fastest form where they have one (x86-64), else the
+    /// crypto API's `crc32` if the kernel has it, else `crc32_le()`.
     pub(crate) fn new() -> Self {
         // SAFETY: A NUL-terminated name; failure is an `ERR_PTR`.
         let tfm = from_err_ptr(unsafe {
@@ -63,7 +67,8 @@ impl Crc32 {
         });
         let mut this = Self {
             tfm: None,
-            clmul: false,
+            ours: false,
+            one_pass: false,
         };
         if let Some(tfm) = tfm.ok().and_then(NonNull::new) {
             // SAFETY: A live transform.
@@ -84,11 +89,14 @@ impl Crc32 {
             // Dropping the transform frees it.
             this = Self {
                 tfm: None,
-                clmul: false,
+                ours: false,
+                one_pass: false,
             };
         }
         // SAFETY: No preconditions.
-        this.clmul = unsafe { bindings::rroce_crc32_select() };
+        this.ours = unsafe { bindings::rroce_crc32_select() };
+        // SAFETY: No preconditions.
+        this.one_pass = this.ours && unsafe { bindings::rroce_crc32_copy_folds() };
         let (head, rest) = check.split_at(64);
         let mut copied = [0u8; 2 * SHORT - 64];
         // SAFETY: `copied` has room for `rest`, a distinct array.
@@ -98,14 +106,17 @@ impl Crc32 {
         let folds = (16..=long.len())
             .step_by(13)
             .all(|n| this.update(!0, &long[..n]) == super::crc32_le(!0, &long[..n]));
-        this.clmul &= crc == want && copied == *rest && folds;
+        if !(crc == want && copied == *rest && folds) {
+            this.ours = false;
+            this.one_pass = false;
+        }
         this
     }
 
     /// Whether [`Crc32::copy`] reads each byte once, where a copy and then
     /// [`Crc32::update`] would read it twice (x86's carry-less multiply).
     pub(crate) fn copies_in_one_pass(&self) -> bool {
-        self.clmul
+        self.one_pass
     }
 
     /// `crc` carried on over `head` and then over the `n` bytes at `src`,
@@ -134,7 +145,7 @@ impl Crc32 {
 
     /// `crc` carried on over `bytes`.
     pub(crate) fn update(&self, crc: u32, bytes: &[u8]) -> u32 {
-        if self.clmul {
+        if self.ours {
             // SAFETY: `bytes` is a valid slice.
             return unsafe { bindings::rroce_crc32(crc, bytes.as_ptr(), bytes.len()) };
         }
