@@ -690,49 +690,106 @@ static u64 rroce_crc_ns(u8 *buf)
 	return best;
 }
 
+/* As the crc32 parameter names them. */
+static const char *const rroce_crc_names[] = { "table", "sse", "avx2" };
+
+/* The form the crc32 parameter names, or -1 for the fastest. */
+static int rroce_crc_asked = -1;
+
+static bool rroce_crc_available(enum rroce_crc_form form)
+{
+	switch (form) {
+	case RROCE_CRC_TABLE:
+		return true;
+	case RROCE_CRC_SSE:
+		/* The last block's pblendvb is SSE4.1's. */
+		return boot_cpu_has(X86_FEATURE_PCLMULQDQ) &&
+		       boot_cpu_has(X86_FEATURE_XMM4_1);
+	case RROCE_CRC_AVX2:
+		return rroce_crc_available(RROCE_CRC_SSE) &&
+		       boot_cpu_has(X86_FEATURE_AVX2);
+	}
+	return false;
+}
+
 /*
  * Each form is timed and the fastest taken, as the kernel's xor and raid6
- * choose theirs. A fold takes fewer instructions than the table, and on
- * real CPUs a tenth of its time, but an emulated PCLMULQDQ is slow: under
- * QEMU's TCG a 1 KiB fold took three times as long as the table. And
- * AVX2's form, with fewer instructions than SSE's, took 41 ns against 37
- * on a Xeon with AVX-512.
+ * choose theirs, unless the crc32 parameter names one. A fold takes fewer
+ * instructions than the table, and on real CPUs a tenth of its time, but
+ * an emulated PCLMULQDQ is slow: under QEMU's TCG a 1 KiB fold took three
+ * times as long as the table. And AVX2's form, with fewer instructions
+ * than SSE's, took 41 ns against 37 on a Xeon with AVX-512.
  */
 static void rroce_crc32_choose(void)
 {
-	static const char *const names[] = { "table", "SSE", "AVX2" };
-	u64 ns[ARRAY_SIZE(names)] = { U64_MAX, U64_MAX, U64_MAX };
-	bool folds = boot_cpu_has(X86_FEATURE_PCLMULQDQ) &&
-		     /* The last block's pblendvb is SSE4.1's. */
-		     boot_cpu_has(X86_FEATURE_XMM4_1);
 	enum rroce_crc_form form, best = RROCE_CRC_TABLE;
+	u64 ns[ARRAY_SIZE(rroce_crc_names)];
 	char times[64];
 	size_t n = 0;
 	u8 *buf;
 
+	if (rroce_crc_asked >= 0) {
+		form = rroce_crc_asked;
+		if (rroce_crc_available(form)) {
+			WRITE_ONCE(rroce_crc_form, form);
+			pr_info("rroce: CRC-32 by %s, as the crc32 parameter asks\n",
+				rroce_crc_names[form]);
+			return;
+		}
+		pr_warn("rroce: this CPU has no %s form of the CRC-32; taking the fastest\n",
+			rroce_crc_names[form]);
+	}
 	buf = kzalloc(2 * CRC_TIMED_LEN, GFP_KERNEL);
 	if (!buf) {
 		WRITE_ONCE(rroce_crc_form,
-			   folds ? RROCE_CRC_SSE : RROCE_CRC_TABLE);
+			   rroce_crc_available(RROCE_CRC_SSE) ? RROCE_CRC_SSE :
+								RROCE_CRC_TABLE);
 		return;
 	}
 	for (form = RROCE_CRC_TABLE; form <= RROCE_CRC_AVX2; form++) {
-		if (form != RROCE_CRC_TABLE && !folds)
-			break;
-		if (form == RROCE_CRC_AVX2 && !boot_cpu_has(X86_FEATURE_AVX2))
+		if (!rroce_crc_available(form))
 			break;
 		WRITE_ONCE(rroce_crc_form, form);
 		ns[form] = rroce_crc_ns(buf);
 		if (ns[form] < ns[best])
 			best = form;
 		n += scnprintf(times + n, sizeof(times) - n, " %s %llu",
-			       names[form], ns[form] / CRC_TIMED_ROUNDS);
+			       rroce_crc_names[form], ns[form] / CRC_TIMED_ROUNDS);
 	}
 	kfree(buf);
 	WRITE_ONCE(rroce_crc_form, best);
-	pr_info("rroce: CRC-32 by %s; ns per KiB hashed and KiB copied:%s\n",
-		names[best], times);
+	pr_info("rroce: CRC-32 by %s, the fastest here; ns per KiB hashed and KiB copied:%s\n",
+		rroce_crc_names[best], times);
 }
+
+static int rroce_crc_param_set(const char *val, const struct kernel_param *kp)
+{
+	int form = sysfs_match_string(rroce_crc_names, val);
+
+	if (form < 0 && !sysfs_streq(val, "auto"))
+		return -EINVAL;
+	rroce_crc_asked = form < 0 ? -1 : form;
+	return 0;
+}
+
+static int rroce_crc_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", rroce_crc_asked < 0 ? "auto" :
+					rroce_crc_names[rroce_crc_asked]);
+}
+
+static const struct kernel_param_ops rroce_crc_param_ops = {
+	.set = rroce_crc_param_set,
+	.get = rroce_crc_param_get,
+};
+
+/*
+ * How the ICRC's CRC-32 is computed: auto (the fastest form, timed when the
+ * first device is added), or table, sse or avx2 where the CPU has them.
+ * Read once per load, so only at load.
+ */
+module_param_cb(crc32, &rroce_crc_param_ops, NULL, 0444);
+MODULE_PARM_DESC(crc32, "auto (the fastest, timed), table, sse or avx2");
 #endif
 
 /*

@@ -90,12 +90,13 @@ ktap_finish() {
 	exit $KSFT_FAIL
 }
 
-# load_rroce: insmod rroce.ko after the modules it depends on (insmod does
-# not resolve dependencies, and rroce.ko is not in the VM's module tree).
+# load_rroce [PARAM=VALUE...]: insmod rroce.ko with those parameters after
+# the modules it depends on (insmod does not resolve dependencies, and
+# rroce.ko is not in the VM's module tree).
 load_rroce() {
 	local deps
 	deps=$(modinfo -F depends "$RROCE_KO") || return 1
-	modprobe -a ${deps//,/ } && insmod "$RROCE_KO"
+	modprobe -a ${deps//,/ } && insmod "$RROCE_KO" "$@"
 }
 
 # driver_up DRIVER: rroce, or the C rdma_rxe (DRIVER rxe), loaded with its
