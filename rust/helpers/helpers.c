@@ -5,7 +5,6 @@
 
 #include <linux/if_vlan.h>
 #include <linux/crc32.h>
-#include <linux/once.h>
 #include <net/addrconf.h>
 #ifdef CONFIG_X86_64
 #include <asm/fpu/api.h>
@@ -795,12 +794,20 @@ MODULE_PARM_DESC(crc32, "auto (the fastest, timed), table, sse or avx2");
 /*
  * Chooses how rroce_crc32() and rroce_crc32_copy() compute, on the first
  * call of a load; returns whether they are for this CPU (else the crypto
- * API's crc32 is).
+ * API's crc32 is). Not DO_ONCE_SLEEPABLE(): the work it leaves to turn its
+ * static key off holds the module, and an rmmod right after would fail.
  */
 bool rroce_crc32_select(void)
 {
 #ifdef CONFIG_X86_64
-	DO_ONCE_SLEEPABLE(rroce_crc32_choose);
+	static DEFINE_MUTEX(choosing);
+	static bool chosen;
+
+	mutex_lock(&choosing);
+	if (!chosen)
+		rroce_crc32_choose();
+	chosen = true;
+	mutex_unlock(&choosing);
 	return true;
 #else
 	return false;
