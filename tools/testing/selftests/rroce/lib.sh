@@ -242,14 +242,21 @@ await() {
 	wait "$1"
 }
 
-# wait_listen PORT: wait until a TCP server listens on PORT (a tool's
+# wait_listen PORT [PID]: wait until a TCP server listens on PORT (a tool's
 # out-of-band connection setup), so the peer's client finds it; false,
-# saying so, after 30 s times RROCE_SLOWDOWN. Also run in other namespaces
-# by its text alone (data_netns), where SLOWDOWN is not set.
+# saying so, after 30 s times RROCE_SLOWDOWN, or at once if the server, PID,
+# has ended. The limit is in seconds, not rounds: on a loaded debug VM one
+# round of ss took seconds. Also run in other namespaces by its text alone
+# (data_netns), where SLOWDOWN is not set.
 wait_listen() {
-	local i slowdown=${SLOWDOWN:-1}
-	for i in $(seq $((300 * slowdown))); do
+	local slowdown=${SLOWDOWN:-1} end
+	end=$((SECONDS + 30 * slowdown))
+	while [ $SECONDS -lt $end ]; do
 		ss -Hltn "sport = :$1" | grep -q . && return 0
+		if [ -n "$2" ] && ! kill -0 "$2" 2>/dev/null; then
+			echo "# wait_listen: the server ended before it listened on port $1"
+			return 1
+		fi
 		sleep 0.1
 	done
 	echo "# wait_listen: nothing listens on port $1 after $((30 * slowdown)) s"
@@ -359,7 +366,7 @@ pair() {
 	if [ "$RROCE_VM" = 1 ]; then
 		timeout "$limit" "$@" >"/tmp/$name.out" 2>&1 &
 		pid=$!
-		${PAIR_WAIT:-wait_listen} "$port" && vm_signal "$name"
+		${PAIR_WAIT:-wait_listen} "$port" $pid && vm_signal "$name"
 		await $pid
 		status=$?
 		sed 's/^/#   /' "/tmp/$name.out"
