@@ -244,13 +244,14 @@ await() {
 
 # wait_listen PORT [PID]: wait until a TCP server listens on PORT (a tool's
 # out-of-band connection setup), so the peer's client finds it; false,
-# saying so, after 30 s times RROCE_SLOWDOWN, or at once if the server, PID,
-# has ended. The limit is in seconds, not rounds: on a loaded debug VM one
-# round of ss took seconds. Also run in other namespaces by its text alone
-# (data_netns), where SLOWDOWN is not set.
+# saying so, after 120 s times RROCE_SLOWDOWN (as long as the peer waits
+# for it in vm_wait), or at once if the server, PID, has ended. The limit
+# is in seconds, not rounds: on a loaded debug VM one round of ss took
+# seconds. Also run in other namespaces by its text alone (data_netns),
+# where SLOWDOWN is not set.
 wait_listen() {
 	local slowdown=${SLOWDOWN:-1} end
-	end=$((SECONDS + 30 * slowdown))
+	end=$((SECONDS + 120 * slowdown))
 	while [ $SECONDS -lt $end ]; do
 		ss -Hltn "sport = :$1" | grep -q . && return 0
 		if [ -n "$2" ] && ! kill -0 "$2" 2>/dev/null; then
@@ -259,7 +260,7 @@ wait_listen() {
 		fi
 		sleep 0.1
 	done
-	echo "# wait_listen: nothing listens on port $1 after $((30 * slowdown)) s"
+	echo "# wait_listen: nothing listens on port $1 after $((120 * slowdown)) s"
 	return 1
 }
 
