@@ -61,30 +61,39 @@ impl Crc32 {
     /// The helpers' fastest form where they have one (x86-64), else the
     /// crypto API's `crc32` if the kernel has it, else `crc32_le()`.
     pub(crate) fn new() -> Self {
-        // SAFETY: A NUL-terminated name; failure is an `ERR_PTR`.
-        let tfm = from_err_ptr(unsafe {
-            bindings::crypto_alloc_shash(c_str!("crc32").as_char_ptr(), 0, 0)
-        });
-        let mut this = Self {
-            tfm: None,
-            ours: false,
-            one_pass: false,
-        };
-        if let Some(tfm) = tfm.ok().and_then(NonNull::new) {
-            // SAFETY: A live transform.
-            let ctx_len = unsafe { bindings::rroce_crypto_shash_descsize(tfm.as_ptr()) };
-            if ctx_len as usize > core::mem::size_of::<[u32; CTX_WORDS]>() {
-                // SAFETY: Ours, and not kept.
-                unsafe { bindings::rroce_crypto_free_shash(tfm.as_ptr()) };
-            } else {
-                // INVARIANT: Ours, with a context that fits.
-                this.tfm = Some(tfm);
-            }
-        }
         // Each must chain as `crc32_le()` does, which the ICRC relies on:
         // long enough not to be taken for `SHORT`, and to fold 64 bytes on.
         let check: [u8; 2 * SHORT] = core::array::from_fn(|i| i as u8);
         let want = super::crc32_le(!0, &check);
+        // SAFETY: No preconditions.
+        let ours = unsafe { bindings::rroce_crc32_select() };
+        let mut this = Self {
+            tfm: None,
+            ours,
+            // SAFETY: No preconditions.
+            one_pass: ours && unsafe { bindings::rroce_crc32_copy_folds() },
+        };
+        if ours {
+            let (head, rest) = check.split_at(64);
+            let mut copied = [0u8; 2 * SHORT - 64];
+            // SAFETY: `copied` has room for `rest`, a distinct array.
+            let crc =
+                unsafe { this.copy(!0, head, copied.as_mut_ptr(), rest.as_ptr(), rest.len()) };
+            // Every length from one block to past where four lanes start.
+            let long: [u8; 320] = core::array::from_fn(|i| (i * 7) as u8);
+            let folds = (16..=long.len())
+                .step_by(13)
+                .all(|n| this.update(!0, &long[..n]) == super::crc32_le(!0, &long[..n]));
+            if crc == want && copied == *rest && folds {
+                return this;
+            }
+            pr_warn!("the helpers' CRC-32 disagrees with crc32_le(); not taken\n");
+            this.ours = false;
+            this.one_pass = false;
+        }
+        // INVARIANT: `crypto_crc32` gives a transform that is ours, with a
+        // context that fits.
+        this.tfm = crypto_crc32();
         if this.update(!0, &check) != want {
             // Dropping the transform frees it.
             this = Self {
@@ -92,24 +101,6 @@ impl Crc32 {
                 ours: false,
                 one_pass: false,
             };
-        }
-        // SAFETY: No preconditions.
-        this.ours = unsafe { bindings::rroce_crc32_select() };
-        // SAFETY: No preconditions.
-        this.one_pass = this.ours && unsafe { bindings::rroce_crc32_copy_folds() };
-        let (head, rest) = check.split_at(64);
-        let mut copied = [0u8; 2 * SHORT - 64];
-        // SAFETY: `copied` has room for `rest`, a distinct array.
-        let crc = unsafe { this.copy(!0, head, copied.as_mut_ptr(), rest.as_ptr(), rest.len()) };
-        // Every length from one block to past where four lanes start.
-        let long: [u8; 320] = core::array::from_fn(|i| (i * 7) as u8);
-        let folds = (16..=long.len())
-            .step_by(13)
-            .all(|n| this.update(!0, &long[..n]) == super::crc32_le(!0, &long[..n]));
-        if this.ours && !(crc == want && copied == *rest && folds) {
-            pr_warn!("the helpers' CRC-32 disagrees with crc32_le(); not taken\n");
-            this.ours = false;
-            this.one_pass = false;
         }
         this
     }
@@ -172,6 +163,23 @@ impl Crc32 {
         }
         d.ctx[0]
     }
+}
+
+/// A transform of the crypto API's `crc32`, if it has one whose context fits
+/// in [`Desc::ctx`]; the caller frees it.
+fn crypto_crc32() -> Option<NonNull<bindings::crypto_shash>> {
+    // SAFETY: A NUL-terminated name; failure is an `ERR_PTR`.
+    let tfm =
+        from_err_ptr(unsafe { bindings::crypto_alloc_shash(c_str!("crc32").as_char_ptr(), 0, 0) });
+    let tfm = tfm.ok().and_then(NonNull::new)?;
+    // SAFETY: A live transform.
+    let ctx_len = unsafe { bindings::rroce_crypto_shash_descsize(tfm.as_ptr()) };
+    if ctx_len as usize > core::mem::size_of::<[u32; CTX_WORDS]>() {
+        // SAFETY: Ours, and not kept.
+        unsafe { bindings::rroce_crypto_free_shash(tfm.as_ptr()) };
+        return None;
+    }
+    Some(tfm)
 }
 
 impl Drop for Crc32 {
