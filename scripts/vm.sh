@@ -26,7 +26,8 @@
 #
 # Environment: KDIR (default: the cached test kernel), RROCE_ACCEL=kvm to use
 # KVM where it boots a stock kernel, RROCE_VM_MEM (MiB), RROCE_VM_SMP,
-# RROCE_QEMU_OPTS (extra QEMU options, e.g. "-icount shift=0,sleep=off").
+# RROCE_QEMU_OPTS (extra QEMU options, e.g. "-icount shift=0,sleep=off"),
+# RROCE_RXE_COMPARE=1 to have the tests run their rdma_rxe comparisons.
 
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,10 +92,11 @@ case "$cwd/" in "$REPO"/*) ;; *) cwd=$REPO ;; esac
 {
 	printf 'RROCE_REPO=%q\nRROCE_CWD=%q\nRROCE_VMS=%q\nRROCE_TIMEOUT=%q\nRROCE_SHELL=%q\n' \
 		"$REPO" "$cwd" "$vms" "$limit" "$shell"
+	printf 'RROCE_RXE_COMPARE=%q\n' "${RROCE_RXE_COMPARE:-0}"
 	printf 'RROCE_CMD=('; printf ' %q' "$@"; printf ' )\n'
 	echo 'RROCE_MAC=52:54:00:52:52:0$RROCE_VM RROCE_IP4=192.0.2.$RROCE_VM RROCE_IP6=2001:db8::$RROCE_VM'
 	echo 'RROCE_SHARED=$RROCE_OUT'
-	echo 'export RROCE_VM RROCE_VMS RROCE_OUT RROCE_SHARED RROCE_REPO RROCE_IP4 RROCE_IP6'
+	echo 'export RROCE_VM RROCE_VMS RROCE_OUT RROCE_SHARED RROCE_REPO RROCE_IP4 RROCE_IP6 RROCE_RXE_COMPARE'
 } >"$out/job"
 
 # Two free UDP ports on loopback carry the link between the VMs.

@@ -9,8 +9,9 @@
 # the MTU), on one device (each VM some of the types on its own device, at
 # the same time) and between the VMs. fi_check.c checks what fi_pingpong
 # does not, over RDM: tagged and untagged messages, RMA writes and reads,
-# atomics, every byte checked, on one device and between the VMs. Then
-# the same on the C rdma_rxe, whose outcome is printed, not tested.
+# atomics, every byte checked, on one device and between the VMs. With
+# RROCE_RXE_COMPARE=1, then the same on the C rdma_rxe, whose outcome is
+# printed, not tested.
 
 . "$(dirname "$0")/lib.sh"
 in_vm || build_prog fi_check -lfabric

@@ -7,8 +7,8 @@
 # alltoall, one-sided put, get and fetch-and-op), with two ranks on one
 # device (VM 1; UCX_TLS leaves shared memory out, so they talk through
 # rroce0), then one rank per VM. mpirun on VM 1 starts the daemon on VM 2
-# through rexec.sh, as it would through ssh. Then the same on the C
-# rdma_rxe, whose outcome is printed, not tested.
+# through rexec.sh, as it would through ssh. With RROCE_RXE_COMPARE=1,
+# then the same on the C rdma_rxe, whose outcome is printed, not tested.
 
 . "$(dirname "$0")/lib.sh"
 in_vm || CC=mpicc build_prog mpi_check

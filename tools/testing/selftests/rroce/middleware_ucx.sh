@@ -9,10 +9,10 @@
 # and atomics through UCP and checks every byte; ucx_perftest runs UCX's own tag, stream, RMA and
 # atomic tests. First on one device (both processes in one VM, shared
 # memory transports left out; each VM checks half of it on its own device,
-# at the same time), then between the VMs. Then the same on the C
-# rdma_rxe, whose outcome is printed, not tested: UCX up to 1.18 drops
-# every UD packet of its IPv4 GID there (it reads the packet's IP version
-# from the completion's sl, which rxe leaves 0).
+# at the same time), then between the VMs. With RROCE_RXE_COMPARE=1, then
+# the same on the C rdma_rxe, whose outcome is printed, not tested: UCX up
+# to 1.18 drops every UD packet of its IPv4 GID there (it reads the
+# packet's IP version from the completion's sl, which rxe leaves 0).
 
 . "$(dirname "$0")/lib.sh"
 in_vm || build_prog ucp_check -lucp -lucs

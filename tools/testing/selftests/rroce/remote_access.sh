@@ -7,7 +7,8 @@
 # zero-based one past 2^64, and to a QP that grants nothing, each ending
 # in IBV_WC_REM_ACCESS_ERR with memory
 # unchanged; and zero-length WRITE and READ, whose key the IBTA leaves
-# unchecked, succeeding whatever key they carry. Tested on rroce; then run on the C rdma_rxe and only reported,
+# unchecked, succeeding whatever key they carry. Tested on rroce; with
+# RROCE_RXE_COMPARE=1, then run on the C rdma_rxe and only reported,
 # for Documentation/datapath.rst's comparison.
 
 . "$(dirname "$0")/lib.sh"
