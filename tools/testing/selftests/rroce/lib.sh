@@ -73,7 +73,7 @@ ktap_fail() {
 ktap_result() { if [ "$1" = 0 ]; then ktap_ok "${@:2}"; else ktap_fail "${@:2}"; fi; }
 # rxe_reference: whether to run a test's rdma_rxe comparison, which is
 # printed, not tested: only when RROCE_RXE_COMPARE=1 asks for it. The
-# comparisons took a fifth of the suite's time (data_faults' alone 210 s,
+# comparisons took a sixth of the suite's time (data_faults' alone 210 s,
 # the middleware tests' 55 to 80 s each), for outcomes no run checks.
 rxe_reference() {
 	[ "${RROCE_RXE_COMPARE:-0}" = 1 ] && return 0
