@@ -66,43 +66,44 @@ impl Crc32 {
         let check: [u8; 2 * SHORT] = core::array::from_fn(|i| i as u8);
         let want = super::crc32_le(!0, &check);
         // SAFETY: No preconditions.
-        let ours = unsafe { bindings::rroce_crc32_select() };
-        let mut this = Self {
-            tfm: None,
-            ours,
-            // SAFETY: No preconditions.
-            one_pass: ours && unsafe { bindings::rroce_crc32_copy_folds() },
-        };
-        if ours {
+        if unsafe { bindings::rroce_crc32_select() } {
+            let helpers = Self {
+                tfm: None,
+                ours: true,
+                // SAFETY: No preconditions.
+                one_pass: unsafe { bindings::rroce_crc32_copy_folds() },
+            };
             let (head, rest) = check.split_at(64);
             let mut copied = [0u8; 2 * SHORT - 64];
+            let (dst, src) = (copied.as_mut_ptr(), rest.as_ptr());
             // SAFETY: `copied` has room for `rest`, a distinct array.
-            let crc =
-                unsafe { this.copy(!0, head, copied.as_mut_ptr(), rest.as_ptr(), rest.len()) };
+            let crc = unsafe { helpers.copy(!0, head, dst, src, rest.len()) };
             // Every length from one block to past where four lanes start.
             let long: [u8; 320] = core::array::from_fn(|i| (i * 7) as u8);
             let folds = (16..=long.len())
                 .step_by(13)
-                .all(|n| this.update(!0, &long[..n]) == super::crc32_le(!0, &long[..n]));
+                .all(|n| helpers.update(!0, &long[..n]) == super::crc32_le(!0, &long[..n]));
             if crc == want && copied == *rest && folds {
-                return this;
+                return helpers;
             }
             pr_warn!("the helpers' CRC-32 disagrees with crc32_le(); not taken\n");
-            this.ours = false;
-            this.one_pass = false;
         }
         // INVARIANT: `crypto_crc32` gives a transform that is ours, with a
         // context that fits.
-        this.tfm = crypto_crc32();
-        if this.update(!0, &check) != want {
-            // Dropping the transform frees it.
-            this = Self {
-                tfm: None,
-                ours: false,
-                one_pass: false,
-            };
+        let crypto = Self {
+            tfm: crypto_crc32(),
+            ours: false,
+            one_pass: false,
+        };
+        if crypto.update(!0, &check) == want {
+            return crypto;
         }
-        this
+        // Dropping `crypto` frees its transform.
+        Self {
+            tfm: None,
+            ours: false,
+            one_pass: false,
+        }
     }
 
     /// Whether [`Crc32::copy`] reads each byte once, where a copy and then
@@ -168,10 +169,10 @@ impl Crc32 {
 /// A transform of the crypto API's `crc32`, if it has one whose context fits
 /// in [`Desc::ctx`]; the caller frees it.
 fn crypto_crc32() -> Option<NonNull<bindings::crypto_shash>> {
+    let name = c_str!("crc32").as_char_ptr();
     // SAFETY: A NUL-terminated name; failure is an `ERR_PTR`.
-    let tfm =
-        from_err_ptr(unsafe { bindings::crypto_alloc_shash(c_str!("crc32").as_char_ptr(), 0, 0) });
-    let tfm = tfm.ok().and_then(NonNull::new)?;
+    let tfm = unsafe { bindings::crypto_alloc_shash(name, 0, 0) };
+    let tfm = from_err_ptr(tfm).ok().and_then(NonNull::new)?;
     // SAFETY: A live transform.
     let ctx_len = unsafe { bindings::rroce_crypto_shash_descsize(tfm.as_ptr()) };
     if ctx_len as usize > core::mem::size_of::<[u32; CTX_WORDS]>() {
