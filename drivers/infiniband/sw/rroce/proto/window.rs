@@ -458,7 +458,12 @@ where
     /// whose completion is awaited (`awaited`), a probe, the last packet
     /// sent when sent again, or on RC one after enough unacknowledged
     /// ones. Counts it as sent at `now`, for the answer time, if it is new.
+    /// Only RC asks: on UC and UD no ACK would ever reset the count, which
+    /// would overflow after 2^32 packets.
     pub(crate) fn ack_req(&mut self, rc: bool, awaited: bool, psn: Psn, now: u64) -> bool {
+        if !rc {
+            return false;
+        }
         self.noack += 1;
         // A window shrunk below 2 * ACK_EVERY would otherwise fill before
         // the peer is asked for the ACK that opens it again.
@@ -466,7 +471,7 @@ where
         // What is sent again after a loss or a silence ends by asking, or
         // a tail that did not ask the first time would wait for the timer.
         let due = due || psn == self.high + Psn::MASK;
-        if !rc || !due {
+        if !due {
             return false;
         }
         self.noack = 0;

@@ -525,11 +525,15 @@ fn psns_wrap() {
 fn unreliable_requests_are_done_once_sent() {
     let mut w = window(8);
     post(&mut w, Kind::Data, 2 * MTU);
+    // As after 2^32 - 1 packets: a UC or UD QP's count of packets that did
+    // not ask for an ACK must not move, as nothing would ever reset it.
+    w.noack = u32::MAX;
     while let Next::Send(slot) = w.next_to_send(false, 0) {
         let p = w.next_packet(slot).unwrap();
         assert!(!w.ack_req(false, true, p.psn, 0));
         w.sent(slot, p, false, 0);
     }
+    assert_eq!(w.noack, u32::MAX);
     assert_eq!(done(&mut w), 1);
     assert_eq!(w.timer_usecs(14, &Ms), None);
 }
