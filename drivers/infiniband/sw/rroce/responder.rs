@@ -348,6 +348,12 @@ fn send_packet(
     let Some(recv) = inner.recv.filling.as_mut() else {
         return Err(Refusal::Nak(NakCode::InvalidRequest));
     };
+    // No message may pass MAX_MSG_SIZE, however large the receive, or
+    // its completion's 32-bit byte count would be wrong: refused as one
+    // too long for its receive.
+    if recv.len + pkt.payload.len() > MAX_MSG_SIZE as usize {
+        return Err(Refusal::Local(WcStatus::LocLenErr));
+    }
     match recv.segs.scatter(recv.len, pkt.payload) {
         Ok(()) => {}
         // The receive stays taken, for this packet sent again.
