@@ -7,8 +7,16 @@
 //! so that no number names two live objects, and the live objects by number,
 //! where the data path finds them. Both take memory only for the numbers in
 //! use, so a range may be as large as the wire allows.
+//!
+//! Numbers are given out in turn, as the C rxe's (`xa_alloc_cyclic`), not
+//! lowest first: a number given back is taken again only once the rest of
+//! the range has been. A QP's number names it on the wire and to the peer's
+//! connection manager, which refuses a new connection from a QP number it
+//! still holds a connection of (a stale connection, `ECONNREFUSED`), and a
+//! late packet of the old QP should not find a new one.
 
 use crate::kernel_ext::ida::Ida;
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     new_spinlock,
     prelude::*,
@@ -42,6 +50,8 @@ struct Numbers {
     taken: Ida,
     first: u32,
     last: u32,
+    /// Where the search for the next number starts: past the last taken.
+    next: AtomicU32,
 }
 
 impl Numbers {
@@ -49,16 +59,28 @@ impl Numbers {
     fn new(first: u32, last: u32) -> impl PinInit<Self> {
         pin_init!(Self {
             taken <- Ida::new(),
+            next: AtomicU32::new(first),
             first,
             last,
         })
     }
 
-    /// A free number, now taken; `ENOMEM` when none is left.
+    /// The first free number from where the last search ended, or failing
+    /// that from `first`, now taken; `ENOMEM` when none is left. Two
+    /// searches at once may start from one place: the IDA still gives each
+    /// its own number.
     fn alloc(&self) -> Result<u32> {
-        self.taken
-            .alloc(self.first, self.last)
-            .map_err(|e| if e == ENOSPC { ENOMEM } else { e })
+        let from = match self.next.load(Ordering::Relaxed) {
+            n if (self.first..=self.last).contains(&n) => n,
+            _ => self.first,
+        };
+        let n = match self.taken.alloc(from, self.last) {
+            Err(e) if e == ENOSPC && from > self.first => self.taken.alloc(self.first, self.last),
+            n => n,
+        }
+        .map_err(|e| if e == ENOSPC { ENOMEM } else { e })?;
+        self.next.store(n.wrapping_add(1), Ordering::Relaxed);
+        Ok(n)
     }
 
     /// Gives `index` back; one outside `first..=last` was never given.

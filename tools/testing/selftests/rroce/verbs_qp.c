@@ -175,7 +175,8 @@ static int mcast_verbs(struct ibv_qp *ud, struct ibv_qp *rc)
 int main(int argc, char **argv)
 {
 	static struct ibv_qp *qps[NR_QPS];
-	struct ibv_qp *rc, *uc, *ud;
+	static uint32_t qpns[NR_QPS];
+	struct ibv_qp *rc, *uc, *ud, *again;
 	struct ibv_qp_init_attr a, qa_init;
 	struct ibv_qp_attr qa;
 	struct ibv_device_attr dev_attr;
@@ -257,10 +258,25 @@ int main(int argc, char **argv)
 		a = attr(cq, IBV_QPT_RC);
 		a.cap.max_send_wr = 1 + i * 97 % 8000;
 		ok = (qps[i] = ibv_create_qp(pd, &a)) != NULL;
+		qpns[i] = ok ? qps[i]->qp_num : 0;
 	}
 	for (i = 0; i < NR_QPS && ok; i++)
 		ok = !ibv_destroy_qp(qps[i]);
-	report(ok, "100 QPs of assorted sizes created and destroyed");
+	/*
+	 * QP numbers are given out in turn, as rxe's: one just given back is
+	 * not taken again at once (a peer's CM would refuse the new QP's
+	 * connection as stale while it still holds the old one's).
+	 */
+	a = attr(cq, IBV_QPT_RC);
+	again = ok ? ibv_create_qp(pd, &a) : NULL;
+	ok = again != NULL;
+	for (i = 0; i < NR_QPS && ok; i++)
+		ok = again->qp_num != qpns[i];
+	if (again) {
+		printf("# after QPs %u to %u, QP %u\n", qpns[0], qpns[NR_QPS - 1], again->qp_num);
+		ok &= !ibv_destroy_qp(again);
+	}
+	report(ok, "100 QPs of assorted sizes created and destroyed; the next takes none of their numbers");
 
 	/* One more WR than the device reports it takes. */
 	a = attr(cq, IBV_QPT_RC);
