@@ -98,9 +98,9 @@ pub(super) struct Container<T: Driver> {
     /// (and as the device is allocated): an arm for no sooner than that
     /// needs no call into the workqueue.
     pub(super) tick_due: AtomicUsize,
-    /// How many runs of `rx_work` and `kick_work` are under way, for
-    /// `dealloc_driver` (see `quiesce`); 0 as the device is allocated.
-    pub(super) work_running: AtomicUsize,
+    /// How many runs of `rx_work` and `kick_work` are queued or under way,
+    /// for `dealloc_driver` (see `quiesce`); 0 as the device is allocated.
+    pub(super) work_outstanding: AtomicUsize,
     pub(super) data: T,
 }
 
@@ -138,7 +138,6 @@ impl<T: Driver> Container<T> {
     pub(super) unsafe extern "C" fn rx_work(work: *mut bindings::work_struct) {
         // SAFETY: Guaranteed by the caller.
         let c = unsafe { &*work.byte_sub(offset_of!(Self, rx_work)).cast::<Self>() };
-        c.work_running.fetch_add(1, Ordering::Acquire);
         // SAFETY: The device is alive while its work may run.
         let dev = unsafe { Device::<T>::from_raw(c.ib.get()) };
         // Else whoever takes packets now queues this work again if it
@@ -152,7 +151,7 @@ impl<T: Driver> Container<T> {
             }
         }
         // The last touch of the device.
-        c.work_running.fetch_sub(1, Ordering::Release);
+        c.work_outstanding.fetch_sub(1, Ordering::Release);
     }
 
     /// # Safety
@@ -161,7 +160,6 @@ impl<T: Driver> Container<T> {
     pub(super) unsafe extern "C" fn kick_work(work: *mut bindings::work_struct) {
         // SAFETY: Guaranteed by the caller.
         let c = unsafe { &*work.byte_sub(offset_of!(Self, kick_work)).cast::<Self>() };
-        c.work_running.fetch_add(1, Ordering::Acquire);
         // A run after one that left the work due goes on with its streak.
         let _ = c
             .kick_since
@@ -173,28 +171,38 @@ impl<T: Driver> Container<T> {
             c.kick_since.store(0, Ordering::Relaxed);
         }
         // The last touch of the device.
-        c.work_running.fetch_sub(1, Ordering::Release);
+        c.work_outstanding.fetch_sub(1, Ordering::Release);
     }
 
-    /// Waits until neither `rx_work` nor `kick_work` is queued or running.
-    /// Each is queued on the high-priority or the ordinary workers, and a
-    /// run on one may queue it on the other: `cancel_work_sync` waits only
-    /// for a run where it was queued last. So: wait until no run is under
-    /// way (a run queues the work again before it ends), then cancel what
-    /// that left queued; a cancel blocks queueing until it returns.
+    /// Queues `work` (`rx_work` or `kick_work`) on the high-priority or the
+    /// ordinary workers, unless it is queued already: counted in
+    /// `work_outstanding` from before it can run until its run ends.
+    fn queue_work(&self, work: &Opaque<bindings::work_struct>, urgent: bool) {
+        self.work_outstanding.fetch_add(1, Ordering::AcqRel);
+        // SAFETY: The work was initialised with the device, and is disabled
+        // before it is freed.
+        if !unsafe { bindings::rroce_queue_device_work(work.get(), urgent) } {
+            // Queued already, and counted then; or disabled.
+            self.work_outstanding.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Waits until neither `rx_work` nor `kick_work` is queued or running,
+    /// and keeps them from being queued again. A run on one kind of worker
+    /// may queue its work on the other, and run there at once, where
+    /// `disable_work_sync` waits only for a run where the work was queued
+    /// last: so each queueing is counted until its run ends, and this waits
+    /// for the count to fall to 0 once neither can be queued.
     fn quiesce(&self) {
-        loop {
-            while self.work_running.load(Ordering::Acquire) != 0 {
-                crate::kernel_ext::msleep(1);
-            }
+        for work in [&self.rx_work, &self.kick_work] {
             // SAFETY: Both were initialised with the device.
-            unsafe {
-                bindings::cancel_work_sync(self.rx_work.get());
-                bindings::cancel_work_sync(self.kick_work.get());
+            if unsafe { bindings::disable_work_sync(work.get()) } {
+                // It was queued: a run that will not happen.
+                self.work_outstanding.fetch_sub(1, Ordering::AcqRel);
             }
-            if self.work_running.load(Ordering::Acquire) == 0 {
-                return;
-            }
+        }
+        while self.work_outstanding.load(Ordering::Acquire) != 0 {
+            crate::kernel_ext::msleep(1);
         }
     }
 
@@ -533,9 +541,8 @@ impl<T: Driver> Device<T> {
     }
 
     fn queue_rx(&self, urgent: bool) {
-        // SAFETY: The work was initialised with the device and is cancelled
-        // before it is freed.
-        unsafe { bindings::rroce_queue_device_work(self.container().rx_work.get(), urgent) };
+        let c = self.container();
+        c.queue_work(&c.rx_work, urgent);
     }
 
     /// The receive clock, in jiffies: the time up to which every packet
@@ -554,9 +561,7 @@ impl<T: Driver> Device<T> {
     pub(crate) fn kick(&self, urgent: bool) {
         let c = self.container();
         let urgent = urgent && c.kick_still_urgent();
-        // SAFETY: The work was initialised with the device and is cancelled
-        // before it is freed.
-        unsafe { bindings::rroce_queue_device_work(c.kick_work.get(), urgent) };
+        c.queue_work(&c.kick_work, urgent);
     }
 
     /// Fires [`Driver::tick`] now. Callable in any context.
