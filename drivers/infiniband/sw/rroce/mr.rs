@@ -492,6 +492,12 @@ impl RemoteMr {
         self.mr.on_pages(Some(self), |m| m.read(offset, len, dst))
     }
 
+    /// Runs an atomic on the 8 bytes at `offset`, which the lookup checked;
+    /// returns the old value.
+    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64, MrError> {
+        self.mr.on_pages(Some(self), |m| m.atomic(offset, op))
+    }
+
     /// Faults on-demand pages in; see [`MrCore::fault_in`].
     pub(crate) fn fault_in(&self, offset: usize, len: usize, write: bool) -> Result<(), MrError> {
         self.mr.fault_in(offset, len, write)
@@ -593,11 +599,6 @@ impl MrCore {
         dst: &mut Fill<'_>,
     ) -> Result<(), MrError> {
         self.on_pages(None, |m| m.read(offset, len, dst))
-    }
-
-    /// Runs an atomic on the 8 bytes at `offset`; returns the old value.
-    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64, MrError> {
-        self.on_pages(None, |m| m.atomic(offset, op))
     }
 
     /// Runs `f` on its memory: user memory, or a fast-registration MR's

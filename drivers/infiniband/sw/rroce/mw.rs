@@ -14,7 +14,7 @@ use crate::ids::Key;
 use crate::kernel_ext::{
     fill::Fill,
     random_u32,
-    rdma::{Access, Lkey, MwType, Qpn, Rkey},
+    rdma::{Access, AtomicOp, Lkey, MwType, Qpn, Rkey},
 };
 use crate::limits::{FIRST_MW_INDEX, LAST_MW_INDEX};
 use crate::mr::{self, MrCore, MrError, RemoteMr};
@@ -325,6 +325,13 @@ impl RemoteTarget {
     ) -> Result<(), MrError> {
         self.window_holds()?;
         self.mr.read(offset, len, dst)
+    }
+
+    /// Runs an atomic on the 8 bytes at `offset`, which the lookup checked;
+    /// returns the old value.
+    pub(crate) fn atomic(&self, offset: usize, op: AtomicOp) -> Result<u64, MrError> {
+        self.window_holds()?;
+        self.mr.atomic(offset, op)
     }
 
     /// Faults on-demand pages in; see [`MrCore::fault_in`].

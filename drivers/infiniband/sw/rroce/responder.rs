@@ -18,7 +18,7 @@ use crate::kernel_ext::{
 };
 use crate::limits::MAX_MSG_SIZE;
 use crate::local_mem::Memory;
-use crate::mr::{MrCore, MrError};
+use crate::mr::MrError;
 use crate::mw::{self, RemoteTarget};
 use crate::proto::{
     cqe::{WcOpcode, WcStatus, WC_GRH, WC_WITH_IMM, WC_WITH_INVALIDATE},
@@ -33,7 +33,7 @@ use crate::qp_core::{QpCore, QpInner};
 use crate::recv_queue::{Recv, Write};
 use crate::srq::Taken;
 use crate::work::{RecvWqe, Wc};
-use kernel::{prelude::*, sync::Arc};
+use kernel::prelude::*;
 
 /// The GRH that UD receives start with: 40 bytes, the IPv4 header in its
 /// last 20 as rxe places it.
@@ -491,15 +491,17 @@ fn atomic_write(
 }
 
 /// The 8 bytes at `va` that `rkey` must grant `access` to: the rkey and
-/// range first, then the alignment an atomic needs.
+/// range first, then the alignment an atomic needs. Held as a WRITE's
+/// memory is, so that the atomic checks again that the rkey still names
+/// it: an invalidation and registration anew in between must not move it.
 fn atomic_target(
     dev: &impl Services,
     qp: &QpCore,
     rkey: Rkey,
     access: Access,
     va: u64,
-) -> Result<(Arc<MrCore>, usize), Refusal> {
-    let target = mw::lookup_remote(dev.keys(), qp.for_mw(), rkey, access, va, 8)?;
+) -> Result<(RemoteTarget, usize), Refusal> {
+    let target = mw::hold_remote(dev.keys(), qp.for_mw(), rkey, access, va, 8)?;
     if va % 8 != 0 {
         return Err(Refusal::Nak(NakCode::InvalidRequest));
     }
