@@ -462,6 +462,10 @@ impl QpCore {
         let inner = &mut *inner;
         answers::resume(dev, self, inner);
         if self.kernel.is_none() {
+            // A doorbell that stopped at its burst's end goes on here.
+            if inner.send.cut && inner.attr.state == QpState::Rts {
+                self.run(dev, inner);
+            }
             return;
         }
         match inner.attr.state {
@@ -487,8 +491,9 @@ impl QpCore {
                 if completer::tick(dev, self, inner, now) {
                     requester::run(dev, self, inner);
                 }
-                // A kernel consumer's posts wait for this, and a paced QP.
-                if self.kernel.is_some() || inner.send.rate.current().is_some() {
+                // A kernel consumer's posts wait for this, a paced QP, and
+                // a burst cut short whose kick failed.
+                if self.kernel.is_some() || inner.send.rate.current().is_some() || inner.send.cut {
                     requester::run(dev, self, inner);
                 }
                 self.arm_timer(dev, inner);

@@ -400,16 +400,28 @@ fn send_packet(
     true
 }
 
+/// The most packets a UC or UD QP sends in one run of its requester. No
+/// window holds them back, and one request may be 2^31 bytes: the rest goes
+/// on from the device's kick work, a burst a run, so that a doorbell
+/// neither keeps its CPU nor piles up packets for this host to receive.
+const UNRELIABLE_BURST: u32 = 1024;
+
 /// Sends what the send queue holds, as far as the window allows.
 pub(crate) fn run(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
     // A process that goes on posting to a UC or UD QP while its doorbell
     // runs must not keep the doorbell, and the QP's lock, for ever. Every
     // post rings again.
     let mut takes = qp.takes_per_run();
+    let mut packets = if qp.qp_type == QpType::Rc {
+        u32::MAX
+    } else {
+        UNRELIABLE_BURST
+    };
+    inner.send.cut = false;
     loop {
         let window = &inner.send.window;
         let before = (window.head(), window.next_slot());
-        send_some(dev, qp, inner, &mut takes);
+        send_some(dev, qp, inner, &mut takes, &mut packets);
         // On UC the requests before a fenced one complete as they are sent,
         // which lifts the fence at once: go on while that makes progress.
         let send = &inner.send;
@@ -422,14 +434,25 @@ pub(crate) fn run(dev: &impl Services, qp: &QpCore, inner: &mut QpInner) {
             break;
         }
     }
+    if packets == 0 {
+        inner.send.cut = true;
+        let _ = qp.kick(dev, false);
+    }
 }
 
-/// Sends until the window, the queue, a fence or the number of requests it
-/// may still take (`takes`) stops it; completes what is done.
-fn send_some(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut u32) {
+/// Sends until the window, the queue, a fence or the number of requests
+/// (`takes`) or packets (`packets`) it may still send stops it; completes
+/// what is done.
+fn send_some(
+    dev: &impl Services,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    takes: &mut u32,
+    packets: &mut u32,
+) {
     let rc = qp.qp_type == QpType::Rc;
     loop {
-        match send_burst(dev, qp, inner, takes) {
+        match send_burst(dev, qp, inner, takes, packets) {
             Burst::Failed => return,
             Burst::AwaitsAck if rc && inner.send.window.ask_for_ack(jiffies()) => {}
             Burst::AwaitsAck | Burst::Stopped => break,
@@ -450,8 +473,15 @@ enum Burst {
     Failed,
 }
 
-/// Sends until the window, the queue, a fence or `takes` stops it.
-fn send_burst(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut u32) -> Burst {
+/// Sends until the window, the queue, a fence, `takes` or `packets` stops
+/// it.
+fn send_burst(
+    dev: &impl Services,
+    qp: &QpCore,
+    inner: &mut QpInner,
+    takes: &mut u32,
+    packets: &mut u32,
+) -> Burst {
     let mtu = qp.mtu(inner);
     let rc = qp.qp_type == QpType::Rc;
     let max_rd_atomic = u32::from(inner.attr.max_rd_atomic.max(1));
@@ -466,6 +496,9 @@ fn send_burst(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut
         match inner.send.window.next_to_send(rc, max_rd_atomic) {
             Next::Wait => break,
             Next::Send(index) => {
+                if *packets == 0 {
+                    break;
+                }
                 if let Some(wait) = clock.and_then(|now| inner.send.rate.wait_ns(now)) {
                     dev.arm_tick(wait.div_ceil(1000).min(u32::MAX.into()) as u32);
                     break;
@@ -473,6 +506,7 @@ fn send_burst(dev: &impl Services, qp: &QpCore, inner: &mut QpInner, takes: &mut
                 if !send_packet(dev, qp, inner, index, mtu, clock) {
                     break;
                 }
+                *packets -= 1;
             }
             Next::Take => {
                 let Some(left) = takes.checked_sub(1) else {

@@ -78,6 +78,9 @@ pub(crate) struct SendQueue {
     /// Since the doorbell rang, a request was taken that the peer's
     /// process waits for ([`WrOpcode::completes_at_peer`]).
     pub(crate) took_for_receiver: bool,
+    /// The requester stopped at its burst's end with more to send: the
+    /// device's kick work, or failing that its timer, goes on with it.
+    pub(crate) cut: bool,
 }
 
 impl SendQueue {
@@ -93,6 +96,7 @@ impl SendQueue {
             pending: None,
             rate: Rate::new(0),
             took_for_receiver: false,
+            cut: false,
         })
     }
 
