@@ -44,6 +44,11 @@ unsafe fn rx_cb(skb: *mut bindings::sk_buff) -> *mut bindings::rroce_rx_cb {
     unsafe { addr_of_mut!((*skb).cb).cast() }
 }
 
+/// How many times [`Driver::RX_BACKLOG`] a device's packets to itself may
+/// fill its receive queue: they come in bursts (a QP's window, the answers
+/// to its peer), which a backlog of the wire's size would cut.
+const LOCAL_BACKLOG: u32 = 4;
+
 /// The length of `queue`, read without its lock, as a hint
 /// (`skb_queue_len_lockless`).
 ///
@@ -485,9 +490,18 @@ impl<T: Driver> Device<T> {
     }
 
     /// Queues a packet for this device's receive work: one of its own, sent
-    /// to itself, which its senders' windows bound.
+    /// to itself. Its senders bound these (a window, a burst a run), but
+    /// many QPs at once could still pile them up while the device's work
+    /// holds them back: past [`LOCAL_BACKLOG`] times the backlog of the
+    /// wire's, it is dropped and counted as one from the wire is.
     pub(crate) fn deliver_local(&self, skb: SkBuff) {
-        if !self.container().rx_enqueue(skb, true) {
+        let queue = self.container().rx_queue.get();
+        // SAFETY: The queue was initialised with the device; its length is
+        // read without its lock, as a hint.
+        if unsafe { queue_len(queue) } >= LOCAL_BACKLOG * T::RX_BACKLOG {
+            drop(skb);
+            T::rx_dropped(self);
+        } else if !self.container().rx_enqueue(skb, true) {
             self.wake_rx();
         }
     }

@@ -323,7 +323,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// ended: what it left for the end goes now.
     fn received(_dev: &Device<Self>) {}
     /// A received packet was dropped because [`Driver::RX_BACKLOG`] were
-    /// waiting. Called in softirq context.
+    /// waiting (four times as many, for a packet the device sent itself).
+    /// Called in softirq context, or where the device sends.
     fn rx_dropped(_dev: &Device<Self>) {}
     /// The device is being removed; its users' rings are still mapped, and
     /// uverbs takes them away when this returns.
