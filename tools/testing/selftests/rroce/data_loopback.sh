@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 vm_main 1
 
-require_cmd ibv_rc_pingpong ib_write_bw rdma
-ktap_plan 7
+require_cmd ibv_rc_pingpong ibv_uc_pingpong ib_write_bw rdma
+ktap_plan 8
 
 load_rroce && rdma link add rroce0 type rroce netdev eth0
 ktap_result $? "rroce0 on eth0"
@@ -18,6 +18,11 @@ tx_before=$(tx_packets)
 
 loop rc_pingpong 18900 "iters in [0-9.]+ seconds" \
 	ibv_rc_pingpong -d rroce0 -g "$gid" -p 18900 -n 200 -s 4096 -c
+# A UC message of 2 MiB is 2048 packets, past the 1024 that a UC or UD
+# QP sends in one run of its requester: the rest goes out from the
+# device's kick work, and must arrive whole, in order (UC has no retry).
+loop uc_pingpong 18902 "iters in [0-9.]+ seconds" \
+	ibv_uc_pingpong -d rroce0 -g "$gid" -p 18902 -n 5 -s 2097152 -c
 loop ib_write_bw 18901 "$(bw_row 65536 200)" ib_write_bw -d rroce0 -x "$gid" -p 18901 -F -s 65536 -n 200
 # Nothing is lost in loopback: any retransmission was a timer's mistake.
 show_link_stats rroce0
