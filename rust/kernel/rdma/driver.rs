@@ -9,8 +9,8 @@ use super::{
     srq::{SrqAttr, SrqMask},
     work::{KernelRecvWr, KernelSendWr, KernelWc, QpHandle},
     Access, Av, CqNotifier, Device, DeviceAttr, DeviceChange, KernelPages, LinkLayer, Lkey,
-    MadAnswer, MrAdvice, MrRange, MwType, PortAttr, PortChange, PortImmutable, QpAttr, QpCaps,
-    QpChange, QpInit, QpNotifier, Qpn, Rkey, SrqNotifier, UData, UserContext, UserRegion, MAD_SIZE,
+    MadAnswer, MrAdvice, MrRange, MwType, PortAttr, PortChange, PortImmutable, QpChange, QpInit,
+    QpNotifier, QpQuery, Qpn, Rkey, SrqNotifier, UData, UserContext, UserRegion, MAD_SIZE,
 };
 use crate::kernel_ext::{errno::eopnotsupp, net::SkBuff};
 use kernel::{prelude::*, sync::Arc};
@@ -225,9 +225,8 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn detach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _gid: &[u8; 16]) -> Result {
         Err(eopnotsupp())
     }
-    /// A QP's attributes, the address vector its packets go to (RC and UC),
-    /// and its capacities.
-    fn query_qp(_dev: &Device<Self>, _qp: &Self::Qp) -> Result<(QpAttr, Av, QpCaps)> {
+    /// What a query reports of a QP.
+    fn query_qp(_dev: &Device<Self>, _qp: &Self::Qp) -> Result<QpQuery> {
         Err(eopnotsupp())
     }
     /// A new shared receive queue, for the process `user` or for a kernel

@@ -114,7 +114,7 @@ pub(crate) use mmap::{SharedMem, UserMapping};
 pub(crate) use mr::{Access, KernelPages, Lkey, MrAdvice, MrRange, Rkey, Umem, UserRegion};
 pub(crate) use notifier::{CqNotifier, QpEvent, QpNotifier, SrqNotifier};
 pub(crate) use pages::AtomicOp;
-pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpState, QpType, Qpn};
+pub(crate) use qp::{Av, QpAttr, QpCaps, QpChange, QpInit, QpMask, QpQuery, QpState, QpType, Qpn};
 pub(crate) use registry::{DeviceParams, Registry};
 pub(crate) use srq::{SrqAttr, SrqMask};
 pub(crate) use ucontext::UserContext;

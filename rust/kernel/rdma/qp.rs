@@ -54,6 +54,18 @@ pub(crate) struct QpCaps {
     pub(crate) max_inline_data: u32,
 }
 
+/// What a query reports of a QP.
+pub(crate) struct QpQuery {
+    /// Its attributes.
+    pub(crate) attr: QpAttr,
+    /// The address vector its packets go to (RC and UC).
+    pub(crate) av: Av,
+    /// Its capacities.
+    pub(crate) caps: QpCaps,
+    /// Whether every send request completes, signalled or not.
+    pub(crate) sq_sig_all: bool,
+}
+
 /// What a QP is created with.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QpInit {

@@ -18,9 +18,9 @@ use crate::kernel_ext::{
         self, uverbs_cmd, Access, Av, CqAttr, CqNotifier, Device, DeviceAttr, DeviceChange,
         DeviceParams, Driver, Global, KernelPages, KernelRecvWr, KernelSendWr, KernelWc, LinkLayer,
         MadAnswer, MrAdvice, MrKeys, MrRange, Mtu, MwType, NewLink, OdpCaps, PhysState, PortAttr,
-        PortChange, PortEvent, PortImmutable, PortState, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
-        QpNotifier, Qpn, Registry, Rkey, Setting, SrqAttr, SrqMask, SrqNotifier, UData,
-        UserContext, UserRegion, MAD_SIZE,
+        PortChange, PortEvent, PortImmutable, PortState, QpChange, QpCqs, QpInit, QpNotifier,
+        QpQuery, Qpn, Registry, Rkey, Setting, SrqAttr, SrqMask, SrqNotifier, UData, UserContext,
+        UserRegion, MAD_SIZE,
     },
 };
 use crate::limits::{
@@ -489,7 +489,7 @@ impl Driver for RroceDevice {
         qp.modify(dev, change)
     }
 
-    fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<(QpAttr, Av, QpCaps)> {
+    fn query_qp(_dev: &Device<Self>, qp: &Qp) -> Result<QpQuery> {
         qp.query()
     }
 

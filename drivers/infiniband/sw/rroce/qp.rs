@@ -19,8 +19,8 @@ use crate::kernel_ext::{
     errno::eopnotsupp,
     now_ns,
     rdma::{
-        rxe_abi::CreateQpResp, Access, Av, Driver, Mtu, QpAttr, QpCaps, QpChange, QpCqs, QpInit,
-        QpMask, QpNotifier, QpState, QpType, Qpn, UData, UserContext,
+        rxe_abi::CreateQpResp, Access, Driver, Mtu, QpCaps, QpChange, QpCqs, QpInit, QpMask,
+        QpNotifier, QpQuery, QpState, QpType, Qpn, UData, UserContext,
     },
 };
 use crate::kernel_posts::KernelPosts;
@@ -279,12 +279,17 @@ impl Qp {
     /// The attributes and capacities, with the PSNs as they are now: the
     /// next to send and the next expected, which is what someone looking
     /// at a stuck QP wants to see.
-    pub(crate) fn query(&self) -> Result<(QpAttr, Av, QpCaps)> {
+    pub(crate) fn query(&self) -> Result<QpQuery> {
         let inner = self.core.inner.lock(&self.live);
         let mut attr = inner.attr;
         attr.sq_psn = inner.send.next_psn().get();
         attr.rq_psn = inner.recv.expected_psn().get();
-        Ok((attr, inner.av, self.core.caps))
+        Ok(QpQuery {
+            attr,
+            av: inner.av,
+            caps: self.core.caps,
+            sq_sig_all: self.core.sq_sig_all,
+        })
     }
 
     /// Counts what happens to the QP in `set` from now on, or in the

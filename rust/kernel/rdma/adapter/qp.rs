@@ -150,14 +150,27 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: The QP is ours and alive, `attr` and `init` valid and
             // writable, during the call.
             unsafe {
-                let (a, av, caps) =
-                    T::query_qp(Self::device((*qp).device), &QpObject::<T>::data(qp).data)?;
-                a.write_to(&mut *attr);
-                av.write_to(&mut (*attr).ah_attr, a.port);
-                write_cap(&caps, &mut (*attr).cap);
-                write_cap(&caps, &mut (*init).cap);
+                let q = T::query_qp(Self::device((*qp).device), &QpObject::<T>::data(qp).data)?;
+                // uverbs takes both from kmalloc and copies to the process
+                // fields rroce has no use for (the alternate path, the SQ
+                // drain): none may be left as the allocator's.
+                core::ptr::write_bytes(attr, 0, 1);
+                core::ptr::write_bytes(init, 0, 1);
+                q.attr.write_to(&mut *attr);
+                q.av.write_to(&mut (*attr).ah_attr, q.attr.port);
+                write_cap(&q.caps, &mut (*attr).cap);
+                write_cap(&q.caps, &mut (*init).cap);
                 (*init).qp_type = (*qp).qp_type;
-                (*init).port_num = a.port;
+                (*init).port_num = q.attr.port;
+                (*init).sq_sig_type = if q.sq_sig_all {
+                    bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+                } else {
+                    bindings::ib_sig_type_IB_SIGNAL_REQ_WR
+                };
+                (*init).send_cq = (*qp).send_cq;
+                (*init).recv_cq = (*qp).recv_cq;
+                (*init).srq = (*qp).srq;
+                (*init).qp_context = (*qp).qp_context;
             }
             Ok(0)
         })

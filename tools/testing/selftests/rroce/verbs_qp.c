@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n1..17\n");
+	printf("TAP version 13\n1..18\n");
 	ctx = open_device(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
@@ -247,11 +247,18 @@ int main(int argc, char **argv)
 	report(!ibv_modify_qp(rc, &qa, IBV_QP_STATE), "RTS to ERR");
 
 	a = attr(cq, IBV_QPT_UC);
+	a.sq_sig_all = 1;
 	uc = ibv_create_qp(pd, &a);
 	a = attr(cq, IBV_QPT_UD);
 	ud = ibv_create_qp(pd, &a);
 	report(uc && ud && uc->qp_num != rc->qp_num && ud->qp_num != rc->qp_num &&
 	       uc->qp_num != ud->qp_num, "UC and UD QPs, with distinct numbers");
+	/* uverbs copies what the driver leaves of its kmalloc'd attributes. */
+	memset(&qa_init, 0xa5, sizeof(qa_init));
+	ok = uc && !ibv_query_qp(uc, &qa, IBV_QP_STATE, &qa_init) && qa_init.sq_sig_all == 1;
+	memset(&qa_init, 0xa5, sizeof(qa_init));
+	ok &= !ibv_query_qp(rc, &qa, IBV_QP_STATE, &qa_init) && qa_init.sq_sig_all == 0;
+	report(ok, "query reports whether a QP signals every request: UC yes, RC no");
 
 	ok = 1;
 	for (i = 0; i < NR_QPS && ok; i++) {
