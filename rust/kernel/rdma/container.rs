@@ -476,17 +476,11 @@ impl<T: Driver> Device<T> {
 
     /// Queues a packet from the wire, unless the backlog is full.
     fn deliver_bounded(&self, skb: SkBuff) {
-        let queue = self.container().rx_queue.get();
-        // SAFETY: The queue was initialised with the device; its length is
-        // read without its lock, as a hint.
-        let queued = unsafe { queue_len(queue) };
-        if queued >= T::RX_BACKLOG {
-            drop(skb);
-            T::rx_dropped(self);
-        } else {
-            self.container().rx_enqueue(skb, false);
-            self.wake_rx();
+        if self.backlog_full(T::RX_BACKLOG) {
+            return;
         }
+        self.container().rx_enqueue(skb, false);
+        self.wake_rx();
     }
 
     /// Queues a packet for this device's receive work: one of its own, sent
@@ -495,15 +489,25 @@ impl<T: Driver> Device<T> {
     /// holds them back: past [`LOCAL_BACKLOG`] times the backlog of the
     /// wire's, it is dropped and counted as one from the wire is.
     pub(crate) fn deliver_local(&self, skb: SkBuff) {
-        let queue = self.container().rx_queue.get();
-        // SAFETY: The queue was initialised with the device; its length is
-        // read without its lock, as a hint.
-        if unsafe { queue_len(queue) } >= LOCAL_BACKLOG * T::RX_BACKLOG {
-            drop(skb);
-            T::rx_dropped(self);
-        } else if !self.container().rx_enqueue(skb, true) {
+        if self.backlog_full(LOCAL_BACKLOG * T::RX_BACKLOG) {
+            return;
+        }
+        if !self.container().rx_enqueue(skb, true) {
             self.wake_rx();
         }
+    }
+
+    /// Whether the receive queue holds `limit` packets or more: then the
+    /// caller drops the packet that would join them (on return, with its
+    /// last reference), and this counts it.
+    fn backlog_full(&self, limit: u32) -> bool {
+        // SAFETY: The queue was initialised with the device; its length is
+        // read without its lock, as a hint.
+        let full = unsafe { queue_len(self.container().rx_queue.get()) } >= limit;
+        if full {
+            T::rx_dropped(self);
+        }
+        full
     }
 
     /// Builds a packet for [`Device::deliver_local`], as [`SkBuff::build`]
